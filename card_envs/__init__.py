@@ -1,0 +1,44 @@
+"""card_envs: PettingZoo environments for four hobbyist card games.
+
+>>> import card_envs
+>>> env = card_envs.make("revolutionary_war_v0")      # same as revolutionary_war_v0.env()
+>>> game = card_envs.make_game("revolutionary_war_v0")  # the rules engine alone
+
+``ENV_NAMES`` lists the registered environments. Importing this package never imports torch.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from card_envs.core.errors import ConfigError
+
+__version__ = "0.1.0"
+
+#: every registered environment, by versioned name
+ENV_NAMES: tuple[str, ...] = ("revolutionary_war_v0",)
+
+
+def _module(name: str) -> Any:
+    if name not in ENV_NAMES:
+        raise ConfigError(f"unknown environment {name!r}; registered: {', '.join(ENV_NAMES)}")
+    return importlib.import_module(f"card_envs.{name}")
+
+
+def make(name: str, **config: Any) -> Any:
+    """``card_envs.make("revolutionary_war_v0", **config)`` is ``revolutionary_war_v0.env(**config)``."""
+    return _module(name).env(**config)
+
+
+def make_raw(name: str, **config: Any) -> Any:
+    """The unwrapped environment (illegal actions raise instead of ending the game)."""
+    return _module(name).raw_env(**config)
+
+
+def make_game(name: str, **config: Any) -> Any:
+    """The rules engine (:class:`card_envs.core.Game`) of an environment, without PettingZoo."""
+    return _module(name).raw_env.game_class(**config)
+
+
+__all__ = ["ENV_NAMES", "make", "make_game", "make_raw"]

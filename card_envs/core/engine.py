@@ -1,0 +1,224 @@
+"""The rules-engine protocol every game implements (in the spirit of OpenSpiel's Game/State).
+
+A game is two classes:
+
+* :class:`Game` -- the static description under one configuration: name, player count,
+  action count and names, observation size, ``new_state`` (the deal) and ``encode`` (the
+  observation vector of a player's view).
+* :class:`GameState` -- one position: ``current_player``, ``legal_actions()``,
+  ``legal_mask()``, ``apply(action)``, ``terminated``/``truncated``, the rewards the last
+  action earned (``rewards``) and the sum so far (``returns()``), ``view(player)``,
+  ``clone()``, ``to_dict()`` / ``Game.state_from_dict``, and ``render()``.
+
+Everything a player may know is in ``view(player)``: a small immutable object. Observation
+vectors, rule-based agents and search agents all read views, never the state, so an
+information leak is structurally impossible and testable (permute hidden cards; the view
+must not change).
+
+Chance comes only from ``state.rng`` (a seeded :class:`numpy.random.Generator`), which
+is cloned and serialized with the state, so a game replays exactly from its seed and its
+actions (:func:`replay`).
+
+State fields are plain ints, floats, bools, ``None`` and (nested) lists of those, named in
+the class attribute ``fields``; clone and (de)serialization are generic over them.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from card_envs.core.config import GameConfig
+from card_envs.core.errors import IllegalActionError, StateError
+
+NO_PLAYER = -1  #: ``current_player`` once the game is over
+
+
+class Game(ABC):
+    """A game under one validated configuration. Cheap to build; holds no position."""
+
+    #: versioned environment name, e.g. ``"revolutionary_war_v0"``
+    name: ClassVar[str]
+    #: the game's option dataclass
+    config_class: ClassVar[type[GameConfig]]
+    #: the game's state class
+    state_class: ClassVar[type[GameState]]
+    #: ``Discrete(num_actions)``
+    num_actions: ClassVar[int]
+    #: name of every action, index = action id (spec section 8)
+    action_names: ClassVar[tuple[str, ...]]
+
+    def __init__(self, **options: Any) -> None:
+        self.config = self.config_class.from_options(**options)
+
+    @property
+    @abstractmethod
+    def num_players(self) -> int:
+        """Number of seats."""
+
+    @property
+    @abstractmethod
+    def observation_size(self) -> int:
+        """Length of the float32 observation vector."""
+
+    @abstractmethod
+    def new_state(self, rng: np.random.Generator, options: Mapping[str, Any] | None = None) -> GameState:
+        """Deal a new episode. ``options`` are reset options (``deck``/``decks``); unknown keys are ignored."""
+
+    @abstractmethod
+    def encode(self, view: Any) -> np.ndarray:
+        """The observation vector (float32, ``observation_size``) of a player's view."""
+
+    def state_from_dict(self, data: Mapping[str, Any]) -> GameState:
+        """Rebuild a state written by :meth:`GameState.to_dict`."""
+        if data.get("game") != self.name:
+            raise StateError(f"state dict is for game {data.get('game')!r}, not {self.name!r}")
+        if data.get("config") != self.config.to_dict():
+            raise StateError(
+                f"state dict was written under config {data.get('config')}, this game has {self.config.to_dict()}"
+            )
+        state = self.state_class.__new__(self.state_class)
+        state.game = self
+        state.rng = np.random.default_rng()
+        state.rng.bit_generator.state = data["rng"]
+        for name in state.fields:
+            setattr(state, name, _copy_value(data["fields"][name]))
+        return state
+
+    def action_name(self, action: int) -> str:
+        return self.action_names[action]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.config})"
+
+
+class GameState(ABC):
+    """One position of a game. Mutable: ``apply`` changes it in place; ``clone`` copies it."""
+
+    #: serializable attributes (ints, floats, bools, None, nested lists), the whole position
+    fields: ClassVar[tuple[str, ...]]
+
+    game: Game
+    rng: np.random.Generator
+    #: seat to act, or ``NO_PLAYER`` when the episode is over
+    current_player: int
+    terminated: bool
+    truncated: bool
+    #: reward of every seat earned by the last ``apply`` (zero-sum)
+    rewards: list[float]
+    #: sum of ``rewards`` over the episode so far
+    cumulative: list[float]
+    #: every action applied since the deal
+    history: list[int]
+
+    # -- to implement in a game -------------------------------------------------------------
+
+    @abstractmethod
+    def legal_actions(self) -> list[int]:
+        """Legal actions of ``current_player`` in increasing order (empty when over)."""
+
+    @abstractmethod
+    def _apply(self, action: int) -> None:
+        """Apply a legal action; set ``rewards`` for this step (already zeroed by ``apply``)."""
+
+    @abstractmethod
+    def view(self, player: int) -> Any:
+        """Exactly what ``player`` may know, as an immutable (hashable, comparable) object."""
+
+    @abstractmethod
+    def render(self) -> str:
+        """A text picture of the table from a neutral seat."""
+
+    # -- shared ---------------------------------------------------------------------------------
+
+    @property
+    def is_over(self) -> bool:
+        return self.terminated or self.truncated
+
+    def legal_mask(self) -> np.ndarray:
+        """``int8`` mask of ``legal_actions()`` (all zeros when over)."""
+        mask = np.zeros(self.game.num_actions, dtype=np.int8)
+        mask[self.legal_actions()] = 1
+        return mask
+
+    def is_out(self, player: int) -> bool:
+        """True once ``player`` has left the game early (eliminated). Never, unless a game says so."""
+        return False
+
+    def apply(self, action: int) -> None:
+        """Apply ``action`` for ``current_player``.
+
+        Raises :class:`IllegalActionError` (state unchanged) for an action that is out of
+        range or not legal, naming the action and the legal set.
+        """
+        if self.terminated or self.truncated:
+            raise StateError(f"{self.game.name}: the episode is over; reset before acting")
+        legal = self.legal_actions()
+        if not _is_action_id(action) or action not in legal:
+            raise IllegalActionError(self._illegal_message(action, legal))
+        action = int(action)
+        self.rewards = [0.0] * len(self.rewards)
+        self._apply(action)
+        self.history.append(action)
+        cumulative = self.cumulative
+        for seat, reward in enumerate(self.rewards):
+            cumulative[seat] += reward
+
+    def returns(self) -> list[float]:
+        """Total reward of every seat so far (the final result once ``is_over``)."""
+        return list(self.cumulative)
+
+    def clone(self) -> GameState:
+        """An independent copy, including the random generator's state."""
+        twin = self.__class__.__new__(self.__class__)
+        twin.game = self.game
+        twin.rng = np.random.default_rng()
+        twin.rng.bit_generator.state = self.rng.bit_generator.state
+        for name in self.fields:
+            setattr(twin, name, _copy_value(getattr(self, name)))
+        return twin
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe dict of the whole position (config and random generator included)."""
+        return {
+            "game": self.game.name,
+            "config": self.game.config.to_dict(),
+            "rng": self.rng.bit_generator.state,
+            "fields": {name: _copy_value(getattr(self, name)) for name in self.fields},
+        }
+
+    def _illegal_message(self, action: Any, legal: Sequence[int]) -> str:
+        names = self.game.action_names
+        legal_names = ", ".join(f"{a} {names[a]!r}" for a in legal)
+        if _is_action_id(action) and 0 <= action < len(names):
+            what = f"action {int(action)} {names[int(action)]!r} is illegal"
+        else:
+            what = f"action {action!r} is out of range 0..{len(names) - 1}"
+        return f"{self.game.name}: {what} for player_{self.current_player}; legal: {legal_names}"
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self.to_dict() == other.to_dict()  # type: ignore[union-attr]
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def replay(game: Game, actions: Sequence[int], *, seed: int | None = None,
+           options: Mapping[str, Any] | None = None) -> GameState:
+    """Deal with ``seed``/``options`` and apply ``actions``; the exact same episode every time."""
+    state = game.new_state(np.random.default_rng(seed), options)
+    for action in actions:
+        state.apply(action)
+    return state
+
+
+def _is_action_id(action: Any) -> bool:
+    return isinstance(action, (int, np.integer)) and not isinstance(action, bool)
+
+
+def _copy_value(value: Any) -> Any:
+    if isinstance(value, (list, tuple)):
+        return [_copy_value(v) if isinstance(v, (list, tuple)) else v for v in value]
+    return value
