@@ -72,6 +72,11 @@ class Game(ABC):
     def encode(self, view: Any) -> np.ndarray:
         """The observation vector (float32, ``observation_size``) of a player's view."""
 
+    @classmethod
+    def variant_configs(cls) -> list[dict[str, Any]]:
+        """Configurations that together exercise every option (tests and benchmarks sweep them)."""
+        return [{}]
+
     def state_from_dict(self, data: Mapping[str, Any]) -> GameState:
         """Rebuild a state written by :meth:`GameState.to_dict`."""
         if data.get("game") != self.name:
@@ -131,6 +136,19 @@ class GameState(ABC):
     @abstractmethod
     def render(self) -> str:
         """A text picture of the table from a neutral seat."""
+
+    @abstractmethod
+    def card_locations(self) -> dict[str, list[int]]:
+        """Every physical card of the game by zone (``"hand_0"``, ``"deck"``, ...).
+
+        Conservation: the zones together hold each card of the game exactly once.
+        """
+
+    @abstractmethod
+    def sample_hidden(self, player: int, rng: np.random.Generator) -> GameState:
+        """A copy in which everything ``player`` cannot see is redrawn at random, consistently
+        with ``view(player)``: the copy's ``view(player)`` equals this one's. Future chance
+        (the generator) is reseeded from ``rng``. Used by the no-leak tests and by search."""
 
     # -- shared ---------------------------------------------------------------------------------
 

@@ -295,6 +295,27 @@ class RevolutionaryWarState(GameState):
             over=over,
         )
 
+    def card_locations(self) -> dict[str, list[int]]:
+        return {
+            "hand_0": list(self.hands[0]), "hand_1": list(self.hands[1]), "deck": list(self.deck),
+            "trump_stack": list(self.trump_stack), "played": list(self.played),
+            "score_pile_0": list(self.score_piles[0]), "score_pile_1": list(self.score_piles[1]),
+            "removed": list(self.removed),
+        }
+
+    def sample_hidden(self, player: int, rng: np.random.Generator) -> RevolutionaryWarState:
+        """Redeal the opponent's hand and the draw deck from their union (section 7: hidden)."""
+        twin = self.clone()
+        opponent = 1 - player
+        hidden = twin.hands[opponent] + twin.deck
+        order = rng.permutation(len(hidden)).tolist()
+        cut = len(twin.hands[opponent])
+        twin.hands[opponent] = [hidden[i] for i in order[:cut]]
+        twin.deck = [hidden[i] for i in order[cut:]]
+        twin.pending_decks = []  # later games of a match are unknown: shuffled
+        twin.rng = np.random.default_rng(int(rng.integers(2**63)))
+        return twin
+
     def render(self) -> str:
         def cards(cs: Sequence[int]) -> str:
             return " ".join(card_codes(cs)) or "-"
@@ -346,6 +367,16 @@ class RevolutionaryWar(Game):
     @property
     def num_players(self) -> int:
         return 2
+
+    @classmethod
+    def variant_configs(cls) -> list[dict[str, Any]]:
+        return [
+            {},
+            {"first_dealer": 1, "reward_mode": "score_diff", "shaping_weight": 0.5},
+            {"target_score": 60, "dealer_rotation": "alternate"},
+            {"target_score": 80, "dealer_rotation": "fixed", "first_dealer": 1, "reward_mode": "score_diff"},
+            {"max_steps": 20, "shaping_weight": 1.0},
+        ]
 
     @property
     def observation_size(self) -> int:

@@ -1,0 +1,78 @@
+"""The interface every player shares: rule-based, random, search and trained agents.
+
+An agent is asked for one action at a time through :meth:`Agent.act`, given a
+:class:`Decision`: the game, the acting seat, that seat's *view* (exactly what it may know;
+see ``card_envs.core.engine``), the legal actions, and -- computed on first use -- the
+observation vector and mask that a learned policy reads. Agents never see the state.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from card_envs.core.engine import Game, GameState
+
+
+class Decision:
+    """One decision of one seat. ``observation`` and ``mask`` are built only when read."""
+
+    __slots__ = ("game", "player", "view", "legal_actions", "_observation")
+
+    def __init__(self, game: Game, player: int, view: Any, legal_actions: Sequence[int]) -> None:
+        self.game = game
+        self.player = player
+        self.view = view
+        self.legal_actions = tuple(legal_actions)
+        self._observation: np.ndarray | None = None
+
+    @classmethod
+    def of(cls, state: GameState) -> Decision:
+        """The decision facing ``state.current_player``."""
+        player = state.current_player
+        return cls(state.game, player, state.view(player), state.legal_actions())
+
+    @property
+    def observation(self) -> np.ndarray:
+        if self._observation is None:
+            self._observation = self.game.encode(self.view)
+        return self._observation
+
+    @property
+    def mask(self) -> np.ndarray:
+        mask = np.zeros(self.game.num_actions, np.int8)
+        mask[list(self.legal_actions)] = 1
+        return mask
+
+
+class Agent(ABC):
+    """A player. Construct with a seed; ``act`` must return one of ``decision.legal_actions``."""
+
+    #: short name used in tables, e.g. ``"random"`` or ``"heuristic:cheapest"``
+    name: str = "agent"
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def reset(self, game: Game, player: int) -> None:
+        """Called at the start of every episode (override if the agent keeps memory)."""
+
+    @abstractmethod
+    def act(self, decision: Decision) -> int:
+        """Choose a legal action."""
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+class RandomAgent(Agent):
+    """Uniformly random legal action (spec section 11, baseline 1, for every game)."""
+
+    name = "random"
+
+    def act(self, decision: Decision) -> int:
+        legal = decision.legal_actions
+        return legal[int(self.rng.integers(len(legal)))]
