@@ -25,6 +25,7 @@ the class attribute ``fields``; clone and (de)serialization are generic over the
 
 from __future__ import annotations
 
+import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
@@ -71,6 +72,21 @@ class Game(ABC):
     @abstractmethod
     def encode(self, view: Any) -> np.ndarray:
         """The observation vector (float32, ``observation_size``) of a player's view."""
+
+    def max_decisions(self) -> int | None:
+        """An upper bound on the decisions of one episode under this config (None: unknown)."""
+        return None
+
+    def observation_layout(self) -> tuple[tuple[int, int, str], ...]:
+        """(start, stop, meaning) of every observation block; by default the encoding module's ``LAYOUT``."""
+        return tuple(self._encoding_module().LAYOUT)
+
+    def encoding_doc(self) -> str:
+        """The docstring holding the observation table (the encoding module's)."""
+        return self._encoding_module().__doc__ or ""
+
+    def _encoding_module(self) -> Any:
+        return importlib.import_module(f"{type(self).__module__.rsplit('.', 1)[0]}.encoding")
 
     @classmethod
     def variant_configs(cls) -> list[dict[str, Any]]:

@@ -368,6 +368,12 @@ class RevolutionaryWar(Game):
     def num_players(self) -> int:
         return 2
 
+    def max_decisions(self) -> int | None:
+        """R19: 52 decisions a game; a match to T lasts at most ceil(T/25) games (R23)."""
+        games = 1 if self.config.target_score is None else -(-self.config.target_score // 25)
+        bound = 52 * games
+        return bound if self.config.max_steps is None else min(bound, self.config.max_steps)
+
     @classmethod
     def variant_configs(cls) -> list[dict[str, Any]]:
         return [

@@ -1,0 +1,48 @@
+"""Every agent by name, for every game.
+
+Names: ``random`` (any game) and ``heuristic:<name>`` for the rule-based players a game's module
+``agents/<game>.py`` lists in its ``AGENTS`` dict (weakest first; ``STRONGEST`` names the best).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from types import ModuleType
+
+from agents.base import Agent, RandomAgent
+from card_envs import ENV_NAMES
+from card_envs.core.errors import ConfigError
+
+
+def _game_module(game: str) -> ModuleType:
+    if game not in ENV_NAMES:
+        raise ConfigError(f"unknown game {game!r}; registered: {', '.join(ENV_NAMES)}")
+    return importlib.import_module(f"agents.{game.rsplit('_v', 1)[0]}")
+
+
+def heuristic_agents(game: str) -> dict[str, Callable[..., Agent]]:
+    """The game's rule-based players, weakest first."""
+    return dict(_game_module(game).AGENTS)
+
+
+def strongest_heuristic(game: str) -> str:
+    """Spec name (``heuristic:<name>``) of the game's strongest rule-based player."""
+    return f"heuristic:{_game_module(game).STRONGEST}"
+
+
+def agent_names(game: str) -> list[str]:
+    """``random`` and every ``heuristic:<name>`` of the game."""
+    return ["random"] + [f"heuristic:{name}" for name in heuristic_agents(game)]
+
+
+def make_agent(game: str, spec: str, seed: int | None = None) -> Agent:
+    """Build an agent from its spec name, e.g. ``make_agent("revolutionary_war_v0", "heuristic:pot")``."""
+    if spec == "random":
+        return RandomAgent(seed)
+    kind, _, name = spec.partition(":")
+    if kind == "heuristic":
+        agents = heuristic_agents(game)
+        if name in agents:
+            return agents[name](seed)
+    raise ConfigError(f"unknown agent {spec!r} for {game}; known: {', '.join(agent_names(game))}")
