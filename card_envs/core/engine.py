@@ -201,6 +201,16 @@ class GameState(ABC):
         for seat, reward in enumerate(self.rewards):
             cumulative[seat] += reward
 
+    def winners(self) -> list[int]:
+        """Seats that won (several on a shared win or a draw; empty while playing).
+
+        By default the seats with the best total reward; a game overrides this where rewards
+        do not tell (e.g. a tie-break win under a score-difference reward)."""
+        if not self.is_over:
+            return []
+        best = max(self.cumulative)
+        return [seat for seat, total in enumerate(self.cumulative) if total == best]
+
     def returns(self) -> list[float]:
         """Total reward of every seat so far (the final result once ``is_over``)."""
         return list(self.cumulative)

@@ -183,6 +183,10 @@ class RevolutionaryWarState(GameState):
                 mask[RANK_VALUE[c] - 1] = 1
         return mask
 
+    def winners(self) -> list[int]:
+        """R16/R23: the game's (or match's) winner; nobody after a truncation."""
+        return [self.winner] if self.terminated else []
+
     def scores(self) -> list[int]:
         """R15: cards in each score pile (this game)."""
         return [len(self.score_piles[0]), len(self.score_piles[1])]
