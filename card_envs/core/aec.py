@@ -86,6 +86,9 @@ class CardGameEnv(AECEnv):
         self.state_: GameState | None = None
         self._obs_cache: dict[str, dict[str, np.ndarray]] = {}
         self._mask: np.ndarray | None = None
+        # one all-zero mask shared by every agent not to act; read-only, so sharing is safe
+        self._no_mask = np.zeros(num_actions, np.int8)
+        self._no_mask.setflags(write=False)
 
     # -- PettingZoo API ---------------------------------------------------------------------------
 
@@ -142,7 +145,7 @@ class CardGameEnv(AECEnv):
         if cached is None:
             seat = self._seat[agent]
             state = self.state_
-            mask = self._mask if seat == state.current_player else np.zeros(self.game.num_actions, np.int8)
+            mask = self._mask if seat == state.current_player else self._no_mask
             cached = {"observation": self.game.encode(state.view(seat)), "action_mask": mask}
             self._obs_cache[agent] = cached
         return cached
@@ -176,11 +179,10 @@ class CardGameEnv(AECEnv):
         """Point ``agent_selection``, masks and infos at the state after a reset or step."""
         state = self.state_
         self._obs_cache = {}
-        num_actions = self.game.num_actions
         if state.is_over:
             # as PettingZoo's classic envs: the selection moves on to the next seat, and every
             # agent is then stepped once with None to leave
-            self._mask = np.zeros(num_actions, np.int8)
+            self._mask = self._no_mask
             previous = self._seat.get(getattr(self, "agent_selection", None), -1)
             following = [a for a in self.agents if self._seat[a] > previous]
             self.agent_selection = (following or self.agents)[0]
@@ -188,11 +190,7 @@ class CardGameEnv(AECEnv):
             self._mask = state.legal_mask()
             self.agent_selection = self.possible_agents[state.current_player]
         acting = self.agent_selection
-        self.infos = {
-            name: {"action_mask": self._mask if name == acting and not state.is_over
-                   else np.zeros(num_actions, np.int8)}
-            for name in self.agents
-        }
+        self.infos = {name: {"action_mask": self._mask if name == acting else self._no_mask} for name in self.agents}
         if not state.is_over and any(self.terminations[n] for n in self.agents):
             self._deads_step_first()
 
@@ -215,6 +213,27 @@ class ClassicWrapper(OrderEnforcingWrapper):
         super().__init__(env)
         self._illegal_value = illegal_reward
         self._terminated = False
+
+    def _reset_first(name: str) -> property:  # noqa: N805 - builds properties at class creation
+        def read(self: ClassicWrapper) -> Any:
+            if not self._has_reset:
+                raise AttributeError(f"{name} cannot be accessed before reset")
+            return getattr(self.env, name)
+
+        return property(read, doc=f"the raw env's ``{name}`` (AttributeError before reset)")
+
+    # the hot attributes as properties: OrderEnforcingWrapper's __getattr__ costs a failed lookup each time
+    agents = _reset_first("agents")
+    agent_selection = _reset_first("agent_selection")
+    rewards = _reset_first("rewards")
+    terminations = _reset_first("terminations")
+    truncations = _reset_first("truncations")
+    infos = _reset_first("infos")
+    del _reset_first
+
+    @property
+    def _cumulative_rewards(self) -> dict[str, float]:
+        return self.env._cumulative_rewards
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         self._terminated = False
