@@ -21,7 +21,6 @@ import argparse
 import cProfile
 import json
 import pstats
-import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence

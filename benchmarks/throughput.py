@@ -46,6 +46,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -136,8 +137,9 @@ def action_stream(seed: int) -> list[float]:
     return np.random.default_rng(seed).random(STREAM_SIZE).tolist()
 
 
-def env_loop(make_env: Callable[[], Any], seconds: float, seed: int) -> Sample:
-    """The standard PettingZoo AEC agent loop with random legal actions, for ``seconds`` of whole episodes."""
+def env_loop(make_env: Callable[[], Any], seconds: float, seed: int, max_games: int | None = None) -> Sample:
+    """The standard PettingZoo AEC agent loop with random legal actions: whole episodes until ``seconds`` pass
+    (or ``max_games`` are played)."""
     floats = action_stream(seed)
     env = make_env()
     env.reset(seed=seed)
@@ -158,15 +160,15 @@ def env_loop(make_env: Callable[[], Any], seconds: float, seed: int) -> Sample:
             env.step(action)
         games += 1
         now = time.perf_counter()
-        if now >= deadline:
+        if now >= deadline or games == max_games:
             break
         env.reset()
     env.close()
     return Sample(steps, games, now - start)
 
 
-def engine_loop(game: Any, seconds: float, seed: int) -> Sample:
-    """Random legal play on a card_envs rules engine (no PettingZoo), for ``seconds`` of whole episodes."""
+def engine_loop(game: Any, seconds: float, seed: int, max_games: int | None = None) -> Sample:
+    """Random legal play on a card_envs rules engine (no PettingZoo); whole episodes as in :func:`env_loop`."""
     floats = action_stream(seed)
     rng = np.random.default_rng(seed)
     i = steps = games = 0
@@ -181,12 +183,13 @@ def engine_loop(game: Any, seconds: float, seed: int) -> Sample:
             steps += 1
         games += 1
         now = time.perf_counter()
-        if now >= deadline:
+        if now >= deadline or games == max_games:
             break
     return Sample(steps, games, now - start)
 
 
-def pyspiel_loop(game: Any, seconds: float, seed: int, information_state: bool = False) -> Sample:
+def pyspiel_loop(game: Any, seconds: float, seed: int, information_state: bool = False,
+                 max_games: int | None = None) -> Sample:
     """Random play of an OpenSpiel game including chance nodes; only player decisions count as steps."""
     floats = action_stream(seed)
     i = steps = games = 0
@@ -205,7 +208,7 @@ def pyspiel_loop(game: Any, seconds: float, seed: int, information_state: bool =
             state.apply_action(action)
         games += 1
         now = time.perf_counter()
-        if now >= deadline:
+        if now >= deadline or games == max_games:
             break
     return Sample(steps, games, now - start)
 
@@ -266,8 +269,10 @@ def _import(module: str, package: str) -> Any:
 
 def pettingzoo_classic(env_name: str) -> Callable[[], Any]:
     """The ``env()`` factory of a PettingZoo classic environment (needs pettingzoo[classic], i.e. rlcard)."""
-    _import("rlcard", "rlcard (pettingzoo[classic])")
-    return _import(f"pettingzoo.classic.{env_name}", "pettingzoo[classic]").env
+    with warnings.catch_warnings():  # rlcard's import-time DeprecationWarning is not about the benchmark
+        warnings.simplefilter("ignore", DeprecationWarning)
+        _import("rlcard", "rlcard (pettingzoo[classic])")
+        return _import(f"pettingzoo.classic.{env_name}", "pettingzoo[classic]").env
 
 
 def hearts_game() -> Any:
@@ -310,7 +315,8 @@ def log(message: str) -> None:
 
 def measure(workloads: Sequence[Workload], repeats: int, seconds: float, seed: int,
             progress: Callable[[str], None] = log) -> None:
-    """Warm up every row once (a failing row is marked skipped), then time ``repeats`` round-robin rounds."""
+    """Warm up every row once, then time ``repeats`` round-robin rounds. A row whose game raises is marked
+    skipped (with the error) and the others go on."""
     warmup = min(0.2, seconds / 4)
     for workload in workloads:
         if workload.skipped:
@@ -321,10 +327,15 @@ def measure(workloads: Sequence[Workload], repeats: int, seconds: float, seed: i
         except Exception as error:  # a game rejecting a benchmark config must not sink the whole run
             workload.skipped = f"{type(error).__name__}: {error}"
             progress(f"skip {workload.row}: {workload.skipped}")
-    live = [w for w in workloads if not w.skipped]
     for repeat in range(repeats):
-        for workload in live:
-            sample = workload.run(seconds, seed + repeat)
+        for workload in [w for w in workloads if not w.skipped]:
+            try:
+                sample = workload.run(seconds, seed + repeat)
+            except Exception as error:  # a game bug shows in the results instead of losing every other row
+                workload.skipped = f"failed in repeat {repeat + 1}: {type(error).__name__}: {error}"
+                workload.samples.clear()
+                progress(f"skip {workload.row}: {workload.skipped}")
+                continue
             workload.samples.append(sample)
             progress(f"[{repeat + 1}/{repeats}] {workload.row:<48} {sample.steps_per_s:>12,.0f} steps/s "
                      f"{sample.games_per_s:>10,.1f} games/s")
@@ -436,11 +447,13 @@ def machine_description() -> dict[str, Any]:
     }
 
 
-def build_report(workloads: Sequence[Workload], settings: dict[str, Any], machine: dict[str, Any]) -> dict[str, Any]:
+def build_report(workloads: Sequence[Workload], settings: dict[str, Any], machine: dict[str, Any],
+                 date: str, command: str) -> dict[str, Any]:
+    """Everything ``throughput.json`` holds: settings, machine, every row with its samples, ratios, targets."""
     return {
         "schema": 1,
-        "date": settings.pop("date"),
-        "command": settings.pop("command"),
+        "date": date,
+        "command": command,
         "settings": settings,
         "action_selection": ACTION_SELECTION,
         "machine": machine,
@@ -567,16 +580,16 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args = parse_args(argv)
     games = select_games(args.games)
     machine = machine_description()
+    date = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    command = shlex.join(["python", "-m", "benchmarks.throughput", *argv])
     settings = {
-        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "command": shlex.join(["python", "-m", "benchmarks.throughput", *argv]),
         "repeats": args.repeats, "seconds": args.seconds, "seed": args.seed, "games": games,
     }
     workloads = our_workloads(games) + ([] if args.no_anchors else anchor_workloads())
     log(f"measuring {len(workloads)} rows x {args.repeats} repeats x {args.seconds:g} s; {ACTION_SELECTION}")
     measure(workloads, args.repeats, args.seconds, args.seed)
     settings["load_average_at_end"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
-    report = build_report(workloads, settings, machine)
+    report = build_report(workloads, settings, machine, date, command)
     markdown, data = write_results(report, args.out)
     for target in report["speed_targets"]:
         log(f"{target['row']}: {_ratio(target['ratio_to_leduc'])} leduc env() steps/s "

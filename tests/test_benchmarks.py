@@ -1,0 +1,134 @@
+"""Smoke tests of benchmarks/throughput.py: tiny budgets, structure and file writing only (no timing asserts)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+import card_envs
+from benchmarks import throughput
+
+GAME = "revolutionary_war_v0"
+
+
+def test_env_and_engine_loops_play_the_same_episodes():
+    # both loops map the same float stream onto the same ordered legal set, so equal work is timed
+    env_sample = throughput.env_loop(lambda: card_envs.make(GAME), 60.0, seed=3, max_games=4)
+    engine_sample = throughput.engine_loop(card_envs.make_game(GAME), 60.0, seed=3, max_games=4)
+    assert env_sample.games == engine_sample.games == 4
+    assert env_sample.steps == engine_sample.steps > 0
+
+
+def test_hearts_loop_counts_player_decisions_not_chance_nodes():
+    hearts = throughput.hearts_game()
+    for seed in range(4):
+        plain = throughput.pyspiel_loop(hearts, 60.0, seed, max_games=1)
+        with_tensor = throughput.pyspiel_loop(hearts, 60.0, seed, information_state=True, max_games=1)
+        # 52 cards played, plus 4 x 3 passed cards unless the hand has no passing; the 53 chance nodes don't count
+        assert plain.steps in (52, 64)
+        assert with_tensor.steps == plain.steps
+
+
+def test_measure_gives_every_row_one_sample_per_repeat():
+    workloads = throughput.our_workloads([GAME])
+    throughput.measure(workloads, repeats=2, seconds=0.01, seed=0, progress=lambda message: None)
+    assert [w.interface for w in workloads] == ["env()", "engine"]
+    for workload in workloads:
+        assert workload.skipped is None
+        assert len(workload.samples) == 2
+        assert all(s.steps > 0 and s.games >= 1 and s.seconds > 0 for s in workload.samples)
+        summary = throughput.row_summary(workload)
+        assert summary["steps_per_s"]["min"] <= summary["steps_per_s"]["median"] <= summary["steps_per_s"]["max"]
+
+
+def test_config_a_game_rejects_is_reported_as_skipped(monkeypatch):
+    monkeypatch.setitem(throughput.BENCH_CONFIGS, GAME, [{"config": {"no_such_option": 1}}, {"config": {}}])
+    workloads = throughput.our_workloads([GAME])
+    throughput.measure(workloads, repeats=1, seconds=0.01, seed=0, progress=lambda message: None)
+    rejected = [w for w in workloads if w.config]
+    assert len(rejected) == 2 and all("no_such_option" in w.skipped and not w.samples for w in rejected)
+    assert all(w.samples and w.skipped is None for w in workloads if not w.config)
+
+
+def test_missing_anchor_package_is_skipped_with_install_hint(monkeypatch):
+    real_import = throughput.importlib.import_module
+
+    def without_pyspiel(name, *args):
+        if name == "pyspiel":
+            raise ImportError("No module named 'pyspiel'")
+        return real_import(name, *args)
+
+    monkeypatch.setattr(throughput.importlib, "import_module", without_pyspiel)
+    rows = {w.row: w for w in throughput.anchor_workloads()}
+    for row in ("hearts (pyspiel)", "hearts (pyspiel + infostate)"):
+        assert "pip install -e .[bench]" in rows[row].skipped and "open_spiel" in rows[row].skipped
+    assert rows["leduc_holdem_v4 env()"].skipped is None
+
+
+def test_ratios_are_paired_per_repeat():
+    def workload(row, anchor, rates):
+        w = throughput.Workload(row, "g", "env()", {}, anchor, run=lambda s, r: None)
+        w.samples = [throughput.Sample(steps=rate, games=1, seconds=1.0) for rate in rates]
+        return w
+
+    ours = workload("ours", False, [100, 200, 300])
+    leduc = workload(throughput.TARGET_ANCHOR, True, [50, 50, 100])
+    (ratio,) = throughput.ratios([ours, leduc])
+    assert (ratio["median"], ratio["min"], ratio["max"]) == (3.0, 2.0, 4.0)  # 100/50, 200/50, 300/100
+    (target,) = throughput.speed_targets([ours, leduc])
+    assert target["meets_target"] is True
+
+
+def test_main_writes_markdown_and_json_into_the_results_dir(tmp_path):
+    report = throughput.main(["--games", GAME, "--repeats", "2", "--seconds", "0.01", "--out", str(tmp_path)])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["throughput.json", "throughput.md"]  # no temp files left
+    data = json.loads((tmp_path / "throughput.json").read_text())
+    assert data == json.loads(json.dumps(report))
+    rows = {row["row"]: row for row in data["rows"]}
+    assert {f"{GAME} [default] env()", f"{GAME} [default] engine", "leduc_holdem_v4 env()", "texas_holdem_v4 env()",
+            "hearts (pyspiel)", "hearts (pyspiel + infostate)"} == set(rows)
+    assert all(len(row["samples"]) == 2 for row in rows.values())
+    assert {r["anchor"] for r in data["ratios"]} == {row for row, r in rows.items() if r["anchor"]}
+    assert [t["row"] for t in data["speed_targets"]] == [f"{GAME} [default] env()"]
+    for key in ("cpu_model", "logical_cpus", "python", "numpy", "pettingzoo", "open_spiel"):
+        assert data["machine"][key]
+    markdown = (tmp_path / "throughput.md").read_text()
+    assert "| row | interface | config | steps/s | games/s | steps/game |" in markdown
+    assert data["command"] in markdown and data["action_selection"] in markdown
+
+
+def test_write_atomic_keeps_the_old_file_when_the_rename_fails(tmp_path, monkeypatch):
+    target = tmp_path / "throughput.json"
+    target.write_text("old")
+
+    def failing_replace(source, destination):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", failing_replace)
+    with pytest.raises(OSError, match="disk full"):
+        throughput.write_atomic(target, "new")
+    assert target.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["throughput.json"]
+
+
+def test_unknown_game_is_refused_naming_the_registered_ones():
+    with pytest.raises(SystemExit, match=f"unknown no_such_game_v0; registered: .*{GAME}"):
+        throughput.select_games(f"{GAME},no_such_game_v0")
+
+
+def test_row_failing_mid_run_is_reported_and_the_others_finish():
+    calls = []
+
+    def flaky(seconds, seed):
+        calls.append(seed)
+        if len(calls) == 3:  # warm-up, repeat 1, then repeat 2 fails
+            raise RuntimeError("engine bug")
+        return throughput.Sample(steps=10, games=1, seconds=0.01)
+
+    broken = throughput.Workload("broken", "g", "engine", {}, False, run=flaky)
+    (healthy,) = [w for w in throughput.our_workloads([GAME]) if w.interface == "engine"]
+    throughput.measure([broken, healthy], repeats=3, seconds=0.01, seed=0, progress=lambda message: None)
+    assert broken.skipped == "failed in repeat 2: RuntimeError: engine bug" and not broken.samples
+    assert len(healthy.samples) == 3
