@@ -1,0 +1,768 @@
+"""Revolution rules engine (spec ``specs/revolution.md``, rules R1-R24, rulings A1-A45).
+
+Pure rules: no PettingZoo, no observation vectors (see ``encoding.py``). Rule numbers in
+comments refer to the spec.
+
+Cards are the spec's *card index* ``idx = 13 * suit + rank value`` (suits C D H S, ranks
+2 .. A, aces high), which is also the action id of ``play <card>``: ``2C`` = 0, ``AC`` = 12,
+``2D`` = 13, ..., ``AS`` = 51; ``pass`` is 52. Inside the state a holding is a 52-bit int
+(bit ``idx`` set while the card is held), so legal sets are a few ANDs with precomputed suit
+and rank masks. :mod:`card_envs.cards` ids (aces low) appear only at the boundaries: stacked
+decks and ``card_locations()``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple
+
+import numpy as np
+
+from card_envs.cards import parse_deck, standard_deck
+from card_envs.core.config import GameConfig, check_range
+from card_envs.core.engine import NO_PLAYER, Game, GameState, _is_action_id
+from card_envs.core.errors import ConfigError, DeckError, IllegalActionError, StateError
+
+NUM_PLAYERS = 4
+NUM_CARDS = 52
+HAND_SIZE = 13
+TRICKS_TO_WIN_HAND = 4  # R13
+PASS = 52  #: action id of ``pass``; ``play <card>`` is the card index
+NUM_ACTIONS = 53
+NO_SUIT = -1  #: led suit / trump suit / previous-led suit "none"
+NO_CARD = -1
+
+RANK_CODES: tuple[str, ...] = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A")
+SUIT_CODES: tuple[str, ...] = ("C", "D", "H", "S")
+#: code of every card index: ``CARD_CODES[0] == "2C"``, ``CARD_CODES[51] == "AS"``
+CARD_CODES: tuple[str, ...] = tuple(r + s for s in SUIT_CODES for r in RANK_CODES)
+ACTION_NAMES: tuple[str, ...] = tuple(f"play {code}" for code in CARD_CODES) + ("pass",)
+ACE_OF_SPADES = 51
+
+#: suit index (C=0, D=1, H=2, S=3) and rank value (2=0 .. A=12) of every card index
+SUIT_OF: tuple[int, ...] = tuple(i // 13 for i in range(NUM_CARDS))
+RANK_OF: tuple[int, ...] = tuple(i % 13 for i in range(NUM_CARDS))
+
+# Phases of a trick (spec 8.1); OVER once the episode has ended.
+OPENING, DESIGNATED, OFFERED, FORCED, FOLLOW, OVER = range(6)
+PHASE_NAMES: tuple[str, ...] = ("opening lead", "designated lead", "offered lead", "forced lead", "follow", "over")
+
+_FULL = (1 << NUM_CARDS) - 1
+_PASS_BIT = 1 << PASS
+#: cards of each suit as a bit mask; index -1 (``NO_SUIT``) is the empty mask
+SUIT_BITS: tuple[int, ...] = tuple(0x1FFF << (13 * s) for s in range(4)) + (0,)
+#: R3: restricted-legal cards for previous-led suit ``pl`` (-1 none) and rank cap ``r``:
+#: ``RESTRICTED[pl][r]`` = every card not of suit ``pl`` with rank value <= ``r``
+RESTRICTED: tuple[tuple[int, ...], ...] = tuple(
+    tuple((_FULL & ~SUIT_BITS[pl]) & sum(((1 << (r + 1)) - 1) << (13 * s) for s in range(4)) for r in range(13))
+    for pl in (0, 1, 2, 3, -1)
+)
+_BIT: tuple[int, ...] = tuple(1 << i for i in range(NUM_CARDS))
+#: the card indices of every 13-bit suit pattern, per suit (turns a legal bit mask into a list fast)
+_SUIT_CARDS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
+    tuple(tuple(13 * s + r for r in range(13) if pattern >> r & 1) for pattern in range(1 << 13)) for s in range(4)
+)
+#: cards.py id (aces low) <-> card index (aces high)
+INDEX_OF_CARD_ID: tuple[int, ...] = tuple(13 * (c // 13) + (c % 13 - 1) % 13 for c in range(NUM_CARDS))
+CARD_ID_OF_INDEX: tuple[int, ...] = tuple(13 * (i // 13) + (i % 13 + 1) % 13 for i in range(NUM_CARDS))
+_FULL_DECK = standard_deck()
+
+
+def cards_of(bits: int) -> list[int]:
+    """The card indices of a bit mask, increasing (``pass``, bit 52, is not included)."""
+    table = _SUIT_CARDS
+    return [*table[0][bits & 0x1FFF], *table[1][bits >> 13 & 0x1FFF],
+            *table[2][bits >> 26 & 0x1FFF], *table[3][bits >> 39 & 0x1FFF]]
+
+
+def bits_of(cards: Sequence[int]) -> int:
+    """The bit mask of some card indices."""
+    return sum(_BIT[c] for c in set(cards))
+
+
+def card_code(card: int) -> str:
+    """``card_code(51) == "AS"``; ``-1`` (no card) is ``"-"``."""
+    return CARD_CODES[card] if card >= 0 else "-"
+
+
+def restricted_lead_bits(holding: int, prev_led_suit: int, prev_winning_card: int) -> int:
+    """R3: the restricted-legal cards of a holding (suit is not ``PL``, rank not above ``PW``)."""
+    return holding & RESTRICTED[prev_led_suit][RANK_OF[prev_winning_card]]
+
+
+def follow_bits(holding: int, led_suit: int, trump_suit: int, prev_led_suit: int) -> int:
+    """R7/R8: the cards a follower may play."""
+    if trump_suit == NO_SUIT:
+        same = holding & SUIT_BITS[led_suit]
+        if same:
+            return same  # R7 (a)
+        other = holding & ~SUIT_BITS[prev_led_suit]
+        if other:
+            return other  # R7 (b)
+    return holding  # R7 (c) / R8
+
+
+def terminal_rewards(scores: Sequence[int], mode: str, hands_started: int) -> list[float]:
+    """Section 9: the zero-sum terminal reward of every seat for final scores ``scores``."""
+    if mode == "margin":
+        mean = sum(scores) / NUM_PLAYERS
+        return [(s - mean) / (4 * hands_started) for s in scores]
+    top = max(scores)
+    k = scores.count(top)
+    share = (4 - k) / (3 * k)
+    return [share if s == top else -1 / 3 for s in scores]
+
+
+@dataclass(frozen=True)
+class RevolutionConfig(GameConfig):
+    """Options of spec section 6."""
+
+    num_hands: int = 4
+    first_dealer: int | Literal["random"] = 0
+    allow_yield_first_trick: bool = False
+    forced_lead_restricted: bool = False
+    full_recall: bool = False
+    max_extra_hands: int = 10
+    max_steps: int | None = None
+    reward_mode: Literal["win", "margin"] = "win"
+    trick_reward: float = 0.0
+
+    def validate(self) -> None:
+        check_range(self, "num_hands", low=1)
+        if self.first_dealer != "random" and not 0 <= self.first_dealer < NUM_PLAYERS:
+            raise ConfigError(f"option 'first_dealer' must be a seat 0..3 or 'random', got {self.first_dealer!r}")
+        check_range(self, "max_extra_hands", low=0)
+        check_range(self, "max_steps", low=1)
+        check_range(self, "trick_reward", low=0.0)
+
+
+class RevolutionView(NamedTuple):
+    """What one player may know (spec section 7). Seats are absolute; ``player`` is the viewer.
+
+    Cards are card indices (``2C`` = 0 .. ``AS`` = 51); ``-1`` means "no card" / "nobody" /
+    "no suit".
+
+    ========================  ===================================================================
+    field                     meaning
+    ========================  ===================================================================
+    ``player``                the viewer's seat
+    ``current_player``        seat to act (-1 once over)
+    ``phase``                 ``OPENING`` .. ``FOLLOW`` (``PHASE_NAMES``), ``OVER`` once over
+    ``hand``                  the viewer's own holding, increasing card indices (private)
+    ``hand_sizes``            cards held by each seat
+    ``dealer``                dealer of the current hand
+    ``hand_number``           1-based hand of the series
+    ``num_hands``             scheduled hands; ``hand_number > num_hands`` is a tie-break hand
+    ``scores``                cumulative scores from finished hands, by seat
+    ``tricks_won``            tricks won this hand, by seat (A33)
+    ``trick_number``          1-based trick of this hand
+    ``designated``            designated leader ``D`` of the current trick
+    ``passed``                seats that passed in this trick's lead phase (A35), by seat
+    ``trick_leader``          ``T`` (-1 before the lead)
+    ``trick``                 card played to the current trick, by seat (-1: none yet)
+    ``led_suit``              ``LS`` (-1 before the lead)
+    ``trump_suit``            ``TS`` (-1 while not fixed)
+    ``prev_trick``            card played to the previous trick of this hand, by seat (-1 on trick 1)
+    ``prev_leader``           who led the previous trick (-1 on trick 1)
+    ``prev_winner``           who won it (-1 on trick 1)
+    ``prev_led_suit``         ``PL`` (-1 on trick 1)
+    ``prev_trump_suit``       the previous trick's trump suit (-1: none fixed, or trick 1)
+    ``prev_winning_card``     ``PW`` (-1 on trick 1)
+    ``recall``                ``full_recall`` only (else empty): every completed trick of this
+                              hand, oldest first, each laid out as :data:`TRICK_RECORD`
+    ``passes_this_hand``      ``full_recall`` only (else ``None``): passes made this hand, by seat
+    ``over``                  the episode has ended
+    ========================  ===================================================================
+    """
+
+    player: int
+    current_player: int
+    phase: int
+    hand: tuple[int, ...]
+    hand_sizes: tuple[int, ...]
+    dealer: int
+    hand_number: int
+    num_hands: int
+    scores: tuple[int, ...]
+    tricks_won: tuple[int, ...]
+    trick_number: int
+    designated: int
+    passed: tuple[bool, ...]
+    trick_leader: int
+    trick: tuple[int, ...]
+    led_suit: int
+    trump_suit: int
+    prev_trick: tuple[int, ...]
+    prev_leader: int
+    prev_winner: int
+    prev_led_suit: int
+    prev_trump_suit: int
+    prev_winning_card: int
+    recall: tuple[tuple[Any, ...], ...]
+    passes_this_hand: tuple[int, ...] | None
+    over: bool
+
+    @property
+    def is_tie_break(self) -> bool:
+        """True during a tie-break hand (R17)."""
+        return self.hand_number > self.num_hands
+
+
+#: layout of a completed-trick record in ``RevolutionState.hand_log`` (and ``view.recall``)
+TRICK_RECORD = ("leader", "card of seat 0", "card of seat 1", "card of seat 2", "card of seat 3",
+                "winner", "trump suit", "passed seats (bit mask)", "designated leader")
+
+
+class RevolutionState(GameState):
+    """A position in a series of hands (R16-R19)."""
+
+    fields = (
+        "dealer", "hand_number", "scores", "tricks_won", "trick_number", "holdings", "phase",
+        "current_player", "designated", "passed", "trick_leader", "trick", "cards_in_trick", "led_suit",
+        "trump_suit", "best_card", "best_seat", "prev_trick", "prev_leader", "prev_winner", "prev_led_suit",
+        "prev_trump_suit", "prev_winning_card", "hand_log", "passes_this_hand", "steps", "pending_decks",
+        "terminated", "truncated", "rewards", "cumulative", "history",
+    )
+
+    game: Revolution
+    dealer: int
+    hand_number: int
+    #: cumulative score of every seat from finished hands (R15)
+    scores: list[int]
+    tricks_won: list[int]
+    trick_number: int
+    #: each seat's holding as a 52-bit mask over card indices
+    holdings: list[int]
+    phase: int
+    designated: int
+    #: bit ``s`` set when seat ``s`` has passed in the current lead phase
+    passed: int
+    trick_leader: int
+    trick: list[int]
+    cards_in_trick: int
+    led_suit: int
+    trump_suit: int
+    #: the card currently winning the trick (R11), and its player
+    best_card: int
+    best_seat: int
+    prev_trick: list[int]
+    prev_leader: int
+    prev_winner: int
+    prev_led_suit: int
+    prev_trump_suit: int
+    prev_winning_card: int
+    #: completed tricks of this hand (``TRICK_RECORD``): the trick pile
+    hand_log: list[list[int]]
+    passes_this_hand: list[int]
+    steps: int
+    pending_decks: list[list[int] | None]
+
+    #: cached legal bit mask of the current decision (-1: not computed); not a state field
+    _legal = -1
+
+    # -- the deal (section 3) -------------------------------------------------------------------
+
+    def _deal(self, deck: Sequence[int]) -> None:
+        """Section 3.4: deck index ``i`` goes to seat ``(dealer + 1 + i) mod 4``; R19 resets the hand."""
+        bit = _BIT
+        dealer = self.dealer
+        holdings = [0, 0, 0, 0]
+        for offset in range(NUM_PLAYERS):
+            holdings[(dealer + 1 + offset) & 3] = sum(bit[c] for c in deck[offset::4])
+        self.holdings = holdings
+        ace_holder = next(s for s in range(NUM_PLAYERS) if holdings[s] >> ACE_OF_SPADES & 1)
+        self.tricks_won = [0, 0, 0, 0]
+        self.trick_number = 1
+        self.hand_log = []
+        self.passes_this_hand = [0, 0, 0, 0]
+        self.prev_trick = [NO_CARD] * 4
+        self.prev_leader = self.prev_winner = NO_PLAYER  # A18: no previous trick across hands
+        self.prev_led_suit = self.prev_trump_suit = NO_SUIT
+        self.prev_winning_card = NO_CARD
+        self._start_trick(ace_holder, OPENING)  # R2 / A5
+
+    def _start_trick(self, designated: int, phase: int) -> None:
+        self.designated = self.current_player = designated
+        self.phase = phase
+        self._clear_trick()
+
+    def _clear_trick(self) -> None:
+        self.passed = 0
+        self.trick_leader = NO_PLAYER
+        self.trick = [NO_CARD] * 4
+        self.cards_in_trick = 0
+        self.led_suit = self.trump_suit = NO_SUIT
+        self.best_card = NO_CARD
+        self.best_seat = NO_PLAYER
+
+    def _next_deck(self) -> list[int]:
+        deck = self.pending_decks.pop(0) if self.pending_decks else None
+        return deck if deck is not None else self.rng.permutation(NUM_CARDS).tolist()  # A4
+
+    # -- queries ---------------------------------------------------------------------------------
+
+    def legal_bits(self) -> int:
+        """The legal set as a bit mask over action ids (bit 52 = ``pass``); 0 when over."""
+        bits = self._legal
+        if bits < 0:
+            bits = self._legal = self._compute_legal_bits()
+        return bits
+
+    def _compute_legal_bits(self) -> int:
+        phase = self.phase
+        if phase == OVER:
+            return 0
+        holding = self.holdings[self.current_player]
+        if phase == FOLLOW:
+            return follow_bits(holding, self.led_suit, self.trump_suit, self.prev_led_suit)
+        if phase == DESIGNATED:  # R3: restricted lead, or yield
+            return restricted_lead_bits(holding, self.prev_led_suit, self.prev_winning_card) | _PASS_BIT
+        if phase == OFFERED:  # R4: any card, or decline
+            return holding | _PASS_BIT
+        config = self.game.config
+        if phase == OPENING:  # R2 / A7
+            return holding | _PASS_BIT if config.allow_yield_first_trick else holding
+        # FORCED, R5 / A14
+        if config.forced_lead_restricted and self.trick_number > 1:
+            restricted = restricted_lead_bits(holding, self.prev_led_suit, self.prev_winning_card)
+            if restricted:
+                return restricted
+        return holding
+
+    def legal_actions(self) -> list[int]:
+        bits = self.legal_bits()
+        actions = cards_of(bits)
+        if bits >> PASS:
+            actions.append(PASS)
+        return actions
+
+    def legal_mask(self) -> np.ndarray:
+        bits = self.legal_bits()
+        return np.unpackbits(np.frombuffer(bits.to_bytes(7, "little"), np.uint8), count=NUM_ACTIONS,
+                             bitorder="little").view(np.int8)
+
+    def holding(self, player: int) -> list[int]:
+        """A seat's holding as increasing card indices."""
+        return cards_of(self.holdings[player])
+
+    # -- transitions -----------------------------------------------------------------------------
+
+    def apply(self, action: int) -> None:
+        """Apply ``action`` for ``current_player`` (R20); R22: an illegal action raises, state unchanged."""
+        if self.phase == OVER:
+            raise StateError(f"{self.game.name}: the episode is over; reset before acting")
+        if type(action) is not int:
+            if not _is_action_id(action):
+                raise IllegalActionError(self._illegal_message(action, self.legal_actions()))
+            action = int(action)
+        if not (0 <= action < NUM_ACTIONS and self.legal_bits() >> action & 1):
+            raise IllegalActionError(self._illegal_message(action, self.legal_actions()))
+        self.rewards = [0.0, 0.0, 0.0, 0.0]
+        self._apply(action)
+        self.history.append(action)
+
+    def _apply(self, action: int) -> None:
+        self._legal = -1
+        player = self.current_player
+        if action == PASS:
+            self._pass(player)
+        elif self.phase == FOLLOW:
+            self._follow(player, action)
+        else:
+            self._lead(player, action)
+        self.steps += 1
+        limit = self.game.config.max_steps
+        if limit is not None and self.steps >= limit and self.phase != OVER:
+            self._truncate()  # R23
+
+    def _pass(self, player: int) -> None:
+        """R3/R4: yield or decline; the offer moves one seat to the right, back to ``D`` at last (R5)."""
+        self.passed |= 1 << player
+        self.passes_this_hand[player] += 1
+        right = (player + 3) & 3
+        self.phase = FORCED if right == self.designated else OFFERED
+        self.current_player = right
+
+    def _lead(self, player: int, card: int) -> None:
+        """R6: the lead; followers play clockwise from the trick leader."""
+        self.holdings[player] ^= _BIT[card]
+        self.trick[player] = card
+        self.trick_leader = player
+        self.led_suit = SUIT_OF[card]
+        self.best_card = card
+        self.best_seat = player
+        self.cards_in_trick = 1
+        self.phase = FOLLOW
+        self.current_player = (player + 1) & 3
+
+    def _follow(self, player: int, card: int) -> None:
+        self.holdings[player] ^= _BIT[card]
+        self.trick[player] = card
+        suit = SUIT_OF[card]
+        if self.trump_suit == NO_SUIT:
+            if suit == self.led_suit:
+                if card > self.best_card:  # same suit: a higher index is a higher rank
+                    self.best_card = card
+                    self.best_seat = player
+            elif suit != self.prev_led_suit:  # R9: the first card of neither LS nor PL fixes trump
+                self.trump_suit = suit
+                self.best_card = card
+                self.best_seat = player
+            # else R7 (c): ineligible, never wins, fixes nothing
+        elif suit == self.trump_suit and card > self.best_card:  # R11: the highest trump wins
+            self.best_card = card
+            self.best_seat = player
+        self.cards_in_trick += 1
+        if self.cards_in_trick == NUM_PLAYERS:
+            self._end_trick()
+        else:
+            self.current_player = (player + 1) & 3
+
+    def _end_trick(self) -> None:
+        """R11-R13: the trick goes to the winning card's player, who leads next unless the hand ends."""
+        winner = self.best_seat
+        self.tricks_won[winner] += 1
+        weight = self.game.config.trick_reward
+        if weight:
+            self._pay([weight if s == winner else -weight / 3 for s in range(NUM_PLAYERS)])
+        trick = self.trick
+        self.hand_log.append([self.trick_leader, *trick, winner, self.trump_suit, self.passed, self.designated])
+        self.prev_trick = trick
+        self.prev_leader = self.trick_leader
+        self.prev_winner = winner
+        self.prev_led_suit = self.led_suit
+        self.prev_trump_suit = self.trump_suit
+        self.prev_winning_card = self.best_card
+        self._clear_trick()  # R24: the trick joins the pile
+        if self.tricks_won[winner] == TRICKS_TO_WIN_HAND:
+            self._end_hand()
+        else:
+            self.trick_number += 1
+            self._start_trick(winner, DESIGNATED)  # R12 / A44
+
+    def _end_hand(self) -> None:
+        """R15-R19: score the hand; the series ends, or the next dealer deals."""
+        scores = self.scores
+        for seat in range(NUM_PLAYERS):
+            scores[seat] += self.tricks_won[seat]
+        config = self.game.config
+        if self.hand_number >= config.num_hands:
+            top = max(scores)
+            if scores.count(top) == 1 or self.hand_number - config.num_hands >= config.max_extra_hands:
+                self._finish(scores, terminated=True)  # R17 / A31
+                return
+        self.hand_number += 1
+        self.dealer = (self.dealer + 1) & 3  # R19 / A32
+        self._deal(self._next_deck())
+
+    def _truncate(self) -> None:
+        """R23 / A41: score the unfinished hand's tricks with the cumulative scores."""
+        self._finish([s + t for s, t in zip(self.scores, self.tricks_won, strict=True)], terminated=False)
+
+    def _finish(self, final_scores: Sequence[int], *, terminated: bool) -> None:
+        if terminated:
+            self.terminated = True
+        else:
+            self.truncated = True
+        self.phase = OVER
+        self.current_player = NO_PLAYER
+        self._pay(terminal_rewards(list(final_scores), self.game.config.reward_mode, self.hand_number))
+
+    def _pay(self, amounts: Sequence[float]) -> None:
+        rewards = self.rewards
+        cumulative = self.cumulative
+        for seat in range(NUM_PLAYERS):
+            rewards[seat] += amounts[seat]
+            cumulative[seat] += amounts[seat]
+
+    # -- results ---------------------------------------------------------------------------------
+
+    def final_scores(self) -> list[int]:
+        """Scores the result is judged on: cumulative scores, plus this hand's tricks once truncated."""
+        if self.truncated:
+            return [s + t for s, t in zip(self.scores, self.tricks_won, strict=True)]
+        return list(self.scores)
+
+    def winners(self) -> list[int]:
+        """Seats with the highest final score once the episode is over (several: shared win)."""
+        if self.phase != OVER:
+            return []
+        final = self.final_scores()
+        top = max(final)
+        return [s for s in range(NUM_PLAYERS) if final[s] == top]
+
+    # -- views and text --------------------------------------------------------------------------
+
+    def view(self, player: int) -> RevolutionView:
+        """Section 7: everything public, plus ``player``'s own holding (and the hand so far with recall)."""
+        full_recall = self.game.config.full_recall
+        holdings = self.holdings
+        return RevolutionView(
+            player, self.current_player, self.phase, tuple(cards_of(holdings[player])),
+            (holdings[0].bit_count(), holdings[1].bit_count(), holdings[2].bit_count(), holdings[3].bit_count()),
+            self.dealer, self.hand_number, self.game.config.num_hands, tuple(self.scores), tuple(self.tricks_won),
+            self.trick_number, self.designated,
+            (bool(self.passed & 1), bool(self.passed & 2), bool(self.passed & 4), bool(self.passed & 8)),
+            self.trick_leader, tuple(self.trick), self.led_suit, self.trump_suit, tuple(self.prev_trick),
+            self.prev_leader, self.prev_winner, self.prev_led_suit, self.prev_trump_suit, self.prev_winning_card,
+            tuple(map(tuple, self.hand_log)) if full_recall else (),
+            tuple(self.passes_this_hand) if full_recall else None,
+            self.phase == OVER,
+        )
+
+    def card_locations(self) -> dict[str, list[int]]:
+        """Zones in :mod:`card_envs.cards` ids: four holdings, the current trick and the trick pile."""
+        to_id = CARD_ID_OF_INDEX
+        zones = {f"hand_{s}": [to_id[c] for c in cards_of(self.holdings[s])] for s in range(NUM_PLAYERS)}
+        zones["trick"] = [to_id[c] for c in self.trick if c >= 0]
+        zones["trick_pile"] = [to_id[c] for record in self.hand_log for c in record[1:5]]
+        return zones
+
+    def sample_hidden(self, player: int, rng: np.random.Generator) -> RevolutionState:
+        """Redeal what ``player`` cannot see, keeping ``view(player)`` and what it implies.
+
+        Hidden: the other three holdings and, without ``full_recall``, the cards of every completed
+        trick but the previous one (R24). They are redealt with every holding keeping its size;
+        each opponent also keeps the facts the view proves about it: on trick 1 ``D`` holds ``AS``
+        until it is played, and a follower seen off the led suit (trump not yet fixed) is void in
+        that suit -- or, for a case-(c) card, holds nothing but that card's suit (section 7.3).
+        Future decks are reshuffled from ``rng``.
+        """
+        twin = self.clone()
+        twin.pending_decks = []
+        twin.rng = np.random.default_rng(int(rng.integers(2**63)))
+        if self.phase == OVER:
+            return twin
+        opponents = [s for s in range(NUM_PLAYERS) if s != player]
+        allowed = dict.fromkeys(opponents, _FULL)
+        for seat, mask in self._known_holding_limits(player).items():
+            allowed[seat] &= mask
+        sizes = {s: self.holdings[s].bit_count() for s in opponents}
+        pool = [c for s in opponents for c in cards_of(self.holdings[s])]
+        ace_holder = self._known_ace_holder(player)
+        if ace_holder >= 0:
+            pool.remove(ACE_OF_SPADES)
+            sizes[ace_holder] -= 1
+        pile_slots = [] if self.game.config.full_recall else [
+            (i, 1 + seat) for i in range(len(self.hand_log) - 1) for seat in range(NUM_PLAYERS)
+        ]
+        pool += [self.hand_log[i][j] for i, j in pile_slots]
+        assignment = _constrained_deal(pool, sizes, len(pile_slots), allowed, rng)
+        if assignment is None:  # no sample found quickly: the true position is always consistent
+            return twin
+        dealt, pile = assignment
+        if ace_holder >= 0:
+            dealt[ace_holder] |= _BIT[ACE_OF_SPADES]
+        for seat in opponents:
+            twin.holdings[seat] = dealt[seat]
+        for (i, j), card in zip(pile_slots, pile, strict=True):
+            twin.hand_log[i][j] = card
+        return twin
+
+    def _known_holding_limits(self, player: int) -> dict[int, int]:
+        """Cards each other seat may still hold, as far as ``view(player)`` proves (section 7.3)."""
+        limits: dict[int, int] = {}
+
+        def restrict(seat: int, mask: int) -> None:
+            if seat != player:
+                limits[seat] = limits.get(seat, _FULL) & mask
+
+        tricks = [(self.trick_leader, self.trick, self.led_suit, self.prev_led_suit)]
+        if self.prev_leader >= 0:
+            older_led = NO_SUIT
+            if len(self.hand_log) >= 2:
+                older = self.hand_log[-2]
+                older_led = SUIT_OF[older[1 + older[0]]]
+            tricks.append((self.prev_leader, self.prev_trick, self.prev_led_suit, older_led))
+        if self.game.config.full_recall:
+            tricks = tricks[:1]
+            led_before = NO_SUIT
+            for record in self.hand_log:
+                led = SUIT_OF[record[1 + record[0]]]
+                tricks.append((record[0], record[1:5], led, led_before))
+                led_before = led
+        for leader, cards, led, prev_led in tricks:
+            if leader < 0:
+                continue
+            for k in range(1, NUM_PLAYERS):
+                seat = (leader + k) & 3
+                card = cards[seat]
+                if card < 0:
+                    break
+                suit = SUIT_OF[card]
+                if suit == led:
+                    continue
+                if suit == prev_led:  # case (c): nothing but PL-suit cards were held
+                    restrict(seat, SUIT_BITS[suit])
+                else:
+                    restrict(seat, _FULL & ~SUIT_BITS[led])
+                    break  # trump is fixed: later cards carry no information
+        return limits
+
+    def _known_ace_holder(self, player: int) -> int:
+        """The seat the view proves still holds ``AS`` (R2: trick 1's ``D`` until played), else -1."""
+        if self.trick_number == 1:
+            holder = self.designated
+        elif self.game.config.full_recall:
+            holder = self.hand_log[0][8]
+        else:
+            return NO_PLAYER
+        held = self.holdings[holder] >> ACE_OF_SPADES & 1
+        return holder if held and holder != player else NO_PLAYER
+
+    def render(self) -> str:
+        def cards(bits_or_list: Any) -> str:
+            items = cards_of(bits_or_list) if isinstance(bits_or_list, int) else bits_or_list
+            return " ".join(card_code(c) for c in items) or "-"
+
+        config = self.game.config
+        kind = " (tie-break)" if self.hand_number > config.num_hands else ""
+        lines = [f"Revolution  hand {self.hand_number}/{config.num_hands}{kind}  dealer player_{self.dealer}  "
+                 f"trick {self.trick_number}  step {self.steps}",
+                 "scores " + " ".join(f"p{s}:{self.scores[s]}" for s in range(NUM_PLAYERS))
+                 + "   tricks this hand " + " ".join(f"p{s}:{self.tricks_won[s]}" for s in range(NUM_PLAYERS))]
+        if self.prev_leader >= 0:
+            played = " ".join(f"p{s}:{card_code(self.prev_trick[s])}" for s in range(NUM_PLAYERS))
+            trump = SUIT_CODES[self.prev_trump_suit] if self.prev_trump_suit >= 0 else "-"
+            lines.append(f"previous trick: led by p{self.prev_leader}  {played}  trump {trump}  "
+                         f"won by p{self.prev_winner} with {card_code(self.prev_winning_card)}")
+        for seat in range(NUM_PLAYERS):
+            mark = ">" if seat == self.current_player else " "
+            lines.append(f"{mark} player_{seat}: [{cards(self.holdings[seat])}]  tricks {self.tricks_won[seat]}")
+        if self.phase != OVER or self.cards_in_trick:
+            passers = [f"p{s}" for s in range(NUM_PLAYERS) if self.passed >> s & 1]
+            led = SUIT_CODES[self.led_suit] if self.led_suit >= 0 else "-"
+            trump = SUIT_CODES[self.trump_suit] if self.trump_suit >= 0 else "-"
+            order = [] if self.trick_leader < 0 else [(self.trick_leader + k) & 3 for k in range(self.cards_in_trick)]
+            played = " ".join(f"p{s}:{card_code(self.trick[s])}" for s in order) or "-"
+            phase = "unfinished" if self.phase == OVER else PHASE_NAMES[self.phase]
+            lines.append(f"current trick: {phase}, designated p{self.designated}, "
+                         f"passed {' '.join(passers) or '-'}, played {played}, led {led}, trump {trump}")
+        if self.phase == OVER:
+            final = self.final_scores()
+            result = "truncated at the step limit" if self.truncated else "game over"
+            lines.append(f"{result}: final scores {final}, winner(s) "
+                         + ", ".join(f"player_{s}" for s in self.winners()))
+        return "\n".join(lines)
+
+
+def _constrained_deal(pool: list[int], sizes: dict[int, int], pile_size: int, allowed: dict[int, int],
+                      rng: np.random.Generator, attempts: int = 20) -> tuple[dict[int, int], list[int]] | None:
+    """Deal ``pool`` into holdings of the given sizes (each within its ``allowed`` mask) and a pile.
+
+    Random greedy with restarts: the most constrained cards are placed first. Returns ``None``
+    when every attempt dead-ends (the caller then keeps the true deal).
+    """
+    for _ in range(attempts):
+        order = [pool[i] for i in rng.permutation(len(pool))]
+        order.sort(key=lambda c: sum(1 for s in sizes if allowed[s] >> c & 1))
+        room = dict(sizes)
+        dealt = dict.fromkeys(sizes, 0)
+        pile: list[int] = []
+        ok = True
+        for card in order:
+            options = [s for s in sizes if room[s] and allowed[s] >> card & 1]
+            if len(pile) < pile_size:
+                options.append(-1)
+            if not options:
+                ok = False
+                break
+            seat = options[int(rng.integers(len(options)))]
+            if seat < 0:
+                pile.append(card)
+            else:
+                dealt[seat] |= _BIT[card]
+                room[seat] -= 1
+        if ok:
+            return dealt, pile
+    return None
+
+
+class Revolution(Game):
+    """Revolution for four players; see the environment docstring for the tables."""
+
+    name = "revolution_v0"
+    config_class = RevolutionConfig
+    state_class = RevolutionState
+    num_actions = NUM_ACTIONS
+    action_names = ACTION_NAMES
+    config: RevolutionConfig
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        from card_envs.revolution import encoding  # encoding depends on the rules, not vice versa
+
+        self._encoding = encoding
+        self._encode = encoding.encode_recall if self.config.full_recall else encoding.encode
+
+    @property
+    def num_players(self) -> int:
+        return NUM_PLAYERS
+
+    @classmethod
+    def variant_configs(cls) -> list[dict[str, Any]]:
+        return [
+            {},
+            {"num_hands": 1, "first_dealer": 3, "full_recall": True, "trick_reward": 0.1},
+            {"num_hands": 2, "first_dealer": "random", "allow_yield_first_trick": True,
+             "forced_lead_restricted": True, "reward_mode": "margin"},
+            {"num_hands": 1, "max_extra_hands": 0, "max_steps": 30, "full_recall": True, "reward_mode": "margin"},
+            {"num_hands": 8, "max_extra_hands": 2, "first_dealer": 2, "trick_reward": 0.05, "max_steps": 200},
+        ]
+
+    def max_decisions(self) -> int:
+        """R14 and section 8.1: at most 13 tricks of at most 8 decisions per hand, and at most
+        ``num_hands + max_extra_hands`` hands (R17); ``max_steps`` caps it further (R23)."""
+        config = self.config
+        bound = (config.num_hands + config.max_extra_hands) * HAND_SIZE * 8
+        return bound if config.max_steps is None else min(bound, config.max_steps)
+
+    def observation_layout(self) -> tuple[tuple[int, int, str], ...]:
+        return self._encoding.layout_for(self.config.full_recall)
+
+    @property
+    def observation_size(self) -> int:
+        enc = self._encoding
+        return enc.RECALL_OBSERVATION_SIZE if self.config.full_recall else enc.OBSERVATION_SIZE
+
+    def new_state(self, rng: np.random.Generator, options: Mapping[str, Any] | None = None) -> RevolutionState:
+        decks = _stacked_decks(options)
+        state = RevolutionState.__new__(RevolutionState)
+        state.game = self
+        state.rng = rng
+        first = self.config.first_dealer
+        state.dealer = int(rng.integers(NUM_PLAYERS)) if first == "random" else first  # A2
+        state.pending_decks = decks
+        state.hand_number = 1
+        state.scores = [0, 0, 0, 0]
+        state.steps = 0
+        state.terminated = state.truncated = False
+        state.rewards = [0.0, 0.0, 0.0, 0.0]
+        state.cumulative = [0.0, 0.0, 0.0, 0.0]
+        state.history = []
+        state._deal(state._next_deck())
+        return state
+
+    def encode(self, view: Any) -> np.ndarray:
+        return self._encode(view)
+
+
+def _stacked_decks(options: Mapping[str, Any] | None) -> list[list[int] | None]:
+    """Section 3.3: reset option ``deck`` (hand 1) or ``decks`` (one per hand), as card indices."""
+    options = options or {}
+    if options.get("deck") is not None and options.get("decks") is not None:
+        raise DeckError("give reset option 'deck' (hand 1) or 'decks' (one per hand), not both")
+    if options.get("deck") is not None:
+        return [_parse_deck(options["deck"], "deck")]
+    decks = options.get("decks")
+    if decks is None:
+        return []
+    if isinstance(decks, (str, bytes)) or not isinstance(decks, Sequence):
+        raise DeckError(f"reset option 'decks' must be a list of decks (lists of 52 card codes), "
+                        f"got {type(decks).__name__}")
+    return [None if d is None else _parse_deck(d, f"decks[{i}]") for i, d in enumerate(decks)]
+
+
+def _parse_deck(codes: Sequence[str], what: str) -> list[int]:
+    return [INDEX_OF_CARD_ID[c] for c in parse_deck(codes, _FULL_DECK, what=what)]
