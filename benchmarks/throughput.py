@@ -99,11 +99,15 @@ class AnchorMissing(Exception):
 
 @dataclass
 class Sample:
-    """One timed measurement: decisions, finished episodes and wall time."""
+    """One timed measurement: decisions, finished episodes, wall time and this process's CPU time.
+
+    Wall time is the headline; CPU time leaves out the moments other processes held the core, so on a
+    shared machine its rates (and ratios) are the steadier ones."""
 
     steps: int
     games: int
     seconds: float
+    cpu_seconds: float
 
     @property
     def steps_per_s(self) -> float:
@@ -112,6 +116,10 @@ class Sample:
     @property
     def games_per_s(self) -> float:
         return self.games / self.seconds
+
+    @property
+    def steps_per_cpu_s(self) -> float:
+        return self.steps / self.cpu_seconds
 
 
 @dataclass
@@ -145,7 +153,7 @@ def env_loop(make_env: Callable[[], Any], seconds: float, seed: int, max_games: 
     env.reset(seed=seed)
     flatnonzero = np.flatnonzero
     i = steps = games = 0
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     deadline = start + seconds
     while True:
         for _agent in env.agent_iter():
@@ -164,7 +172,7 @@ def env_loop(make_env: Callable[[], Any], seconds: float, seed: int, max_games: 
             break
         env.reset()
     env.close()
-    return Sample(steps, games, now - start)
+    return Sample(steps, games, now - start, time.process_time() - cpu_start)
 
 
 def engine_loop(game: Any, seconds: float, seed: int, max_games: int | None = None) -> Sample:
@@ -172,7 +180,7 @@ def engine_loop(game: Any, seconds: float, seed: int, max_games: int | None = No
     floats = action_stream(seed)
     rng = np.random.default_rng(seed)
     i = steps = games = 0
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     deadline = start + seconds
     while True:
         state = game.new_state(rng)
@@ -185,7 +193,7 @@ def engine_loop(game: Any, seconds: float, seed: int, max_games: int | None = No
         now = time.perf_counter()
         if now >= deadline or games == max_games:
             break
-    return Sample(steps, games, now - start)
+    return Sample(steps, games, now - start, time.process_time() - cpu_start)
 
 
 def pyspiel_loop(game: Any, seconds: float, seed: int, information_state: bool = False,
@@ -193,7 +201,7 @@ def pyspiel_loop(game: Any, seconds: float, seed: int, information_state: bool =
     """Random play of an OpenSpiel game including chance nodes; only player decisions count as steps."""
     floats = action_stream(seed)
     i = steps = games = 0
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     deadline = start + seconds
     while True:
         state = game.new_initial_state()
@@ -210,7 +218,7 @@ def pyspiel_loop(game: Any, seconds: float, seed: int, information_state: bool =
         now = time.perf_counter()
         if now >= deadline or games == max_games:
             break
-    return Sample(steps, games, now - start)
+    return Sample(steps, games, now - start, time.process_time() - cpu_start)
 
 
 def check_uniform_chance(game: Any, seed: int = 0) -> None:
@@ -286,7 +294,7 @@ def anchor_workloads() -> list[Workload]:
     """The anchors, in a fixed order. A missing package leaves a skipped row that says what to install."""
     workloads = []
     for env_name in ("leduc_holdem_v4", "texas_holdem_v4"):
-        workload = Workload(f"{env_name} env()", env_name, "env()", {}, True, lambda s, r: Sample(0, 0, 1.0))
+        workload = Workload(f"{env_name} env()", env_name, "env()", {}, True, lambda s, r: Sample(0, 0, 1.0, 1.0))
         try:
             factory = pettingzoo_classic(env_name)
             workload.run = lambda seconds, seed, f=factory: env_loop(f, seconds, seed)
@@ -338,7 +346,7 @@ def measure(workloads: Sequence[Workload], repeats: int, seconds: float, seed: i
                 continue
             workload.samples.append(sample)
             progress(f"[{repeat + 1}/{repeats}] {workload.row:<48} {sample.steps_per_s:>12,.0f} steps/s "
-                     f"{sample.games_per_s:>10,.1f} games/s")
+                     f"{sample.games_per_s:>10,.1f} games/s  (CPU time: {sample.steps_per_cpu_s:,.0f} steps/s)")
 
 
 def spread(values: Sequence[float]) -> dict[str, float]:
@@ -357,6 +365,7 @@ def row_summary(workload: Workload) -> dict[str, Any]:
     if workload.samples:
         summary["steps_per_s"] = spread([s.steps_per_s for s in workload.samples])
         summary["games_per_s"] = spread([s.games_per_s for s in workload.samples])
+        summary["steps_per_cpu_s"] = spread([s.steps_per_cpu_s for s in workload.samples])
         summary["steps_per_game"] = sum(s.steps for s in workload.samples) / sum(s.games for s in workload.samples)
     return summary
 
@@ -368,14 +377,16 @@ def paired_ratio(ours: Workload, anchor: Workload, metric: str) -> dict[str, flo
 
 
 def ratios(workloads: Sequence[Workload]) -> list[dict[str, Any]]:
-    """steps/s of every measured row of ours against every measured anchor; hands/s where both are whole hands."""
+    """steps/s (wall and CPU time) of every measured row of ours against every measured anchor; hands/s where
+    both rows' games are a known number of hands."""
     ours = [w for w in workloads if not w.anchor and w.samples]
     anchors = [w for w in workloads if w.anchor and w.samples]
     result = []
     for our in ours:
         for anchor in anchors:
-            result.append({"row": our.row, "anchor": anchor.row, "metric": "steps_per_s",
-                           **paired_ratio(our, anchor, "steps_per_s")})
+            for metric in ("steps_per_s", "steps_per_cpu_s"):
+                result.append({"row": our.row, "anchor": anchor.row, "metric": metric,
+                               **paired_ratio(our, anchor, metric)})
             if our.hands_per_game and anchor.hands_per_game:
                 hands = paired_ratio(our, anchor, "games_per_s")
                 scale = our.hands_per_game / anchor.hands_per_game
@@ -393,8 +404,9 @@ def speed_targets(workloads: Sequence[Workload]) -> list[dict[str, Any]]:
     for workload in workloads:
         if not workload.anchor and workload.interface == "env()" and workload.samples:
             ratio = paired_ratio(workload, leduc, "steps_per_s")
-            targets.append({"row": workload.row, "ratio_to_leduc": ratio, "target": SPEED_TARGET,
-                            "meets_target": ratio["median"] >= SPEED_TARGET})
+            targets.append({"row": workload.row, "ratio_to_leduc": ratio,
+                            "ratio_to_leduc_cpu": paired_ratio(workload, leduc, "steps_per_cpu_s"),
+                            "target": SPEED_TARGET, "meets_target": ratio["median"] >= SPEED_TARGET})
     return targets
 
 
@@ -482,25 +494,31 @@ def render_markdown(report: dict[str, Any]) -> str:
         f"Generated by `{report['command']}` on {report['date']}. "
         f"{settings['repeats']} repeats of {settings['seconds']:g} s per row, measured round-robin; "
         "each cell is the median over repeats with (min-max). A step is one player decision; "
-        "games/s counts finished episodes (one hand for hearts).",
+        "games/s counts finished episodes (one hand for hearts). Rates use wall time; the CPU-time column "
+        "divides by this process's CPU time instead, which leaves out time lost to other processes on a "
+        "shared machine.",
         "",
-        "| row | interface | config | steps/s | games/s | steps/game |",
-        "|---|---|---|---:|---:|---:|",
+        "| row | interface | config | steps/s | games/s | steps/game | steps/s (CPU time) |",
+        "|---|---|---|---:|---:|---:|---:|",
     ]
     for row in report["rows"]:
         config = config_label(row["config"]) if not row["anchor"] else "anchor"
         if row["skipped"]:
-            lines.append(f"| {row['row']} | {row['interface']} | {config} | skipped: {row['skipped']} | | |")
+            lines.append(f"| {row['row']} | {row['interface']} | {config} | skipped: {row['skipped']} | | | |")
         else:
             lines.append(f"| {row['row']} | {row['interface']} | {config} | {_rate(row['steps_per_s'])} | "
-                         f"{_rate(row['games_per_s'], 1)} | {row['steps_per_game']:.1f} |")
+                         f"{_rate(row['games_per_s'], 1)} | {row['steps_per_game']:.1f} | "
+                         f"{_rate(row['steps_per_cpu_s'])} |")
     anchors = [r["row"] for r in report["rows"] if r["anchor"] and not r["skipped"]]
-    step_ratios = [r for r in report["ratios"] if r["metric"] == "steps_per_s"]
-    if anchors and step_ratios:
-        lines += ["", "## steps/s ratios, ours / anchor (paired per repeat: median (min-max))", "",
+    for metric, title in (("steps_per_s", "steps/s ratios, ours / anchor"),
+                          ("steps_per_cpu_s", "steps per CPU-second ratios, ours / anchor")):
+        metric_ratios = [r for r in report["ratios"] if r["metric"] == metric]
+        if not (anchors and metric_ratios):
+            continue
+        lines += ["", f"## {title} (paired per repeat: median (min-max))", "",
                   "| row | " + " | ".join(anchors) + " |", "|---|" + "---:|" * len(anchors)]
-        for row in dict.fromkeys(r["row"] for r in step_ratios):
-            cells = {r["anchor"]: _ratio(r) for r in step_ratios if r["row"] == row}
+        for row in dict.fromkeys(r["row"] for r in metric_ratios):
+            cells = {r["anchor"]: _ratio(r) for r in metric_ratios if r["row"] == row}
             lines.append(f"| {row} | " + " | ".join(cells.get(a, "-") for a in anchors) + " |")
     hand_ratios = [r for r in report["ratios"] if r["metric"] == "hands_per_s"]
     if hand_ratios:
@@ -508,9 +526,9 @@ def render_markdown(report: dict[str, Any]) -> str:
         lines += [f"| {r['row']} | {r['anchor']} | {_ratio(r)} |" for r in hand_ratios]
     if report["speed_targets"]:
         lines += ["", f"## Speed target: env() steps/s >= {SPEED_TARGET:g}x {TARGET_ANCHOR} steps/s", "",
-                  "| row | ratio to leduc | meets target |", "|---|---:|---|"]
-        lines += [f"| {t['row']} | {_ratio(t['ratio_to_leduc'])} | {'yes' if t['meets_target'] else 'NO'} |"
-                  for t in report["speed_targets"]]
+                  "| row | ratio to leduc | meets target | ratio to leduc (CPU time) |", "|---|---:|---|---:|"]
+        lines += [f"| {t['row']} | {_ratio(t['ratio_to_leduc'])} | {'yes' if t['meets_target'] else 'NO'} | "
+                  f"{_ratio(t['ratio_to_leduc_cpu'])} |" for t in report["speed_targets"]]
     lines += ["", "## How actions are chosen", "", report["action_selection"], "", "## Machine", ""]
     lines += [f"- {key.replace('_', ' ')}: {value}" for key, value in machine.items()]
     lines += [f"- load average at end: {settings.get('load_average_at_end')}",
