@@ -9,7 +9,7 @@ observation vector and mask that a learned policy reads. Agents never see the st
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -20,20 +20,30 @@ from card_envs.core.engine import Game, GameState
 class Decision:
     """One decision of one seat. ``observation`` and ``mask`` are built only when read."""
 
-    __slots__ = ("game", "player", "view", "legal_actions", "_observation")
+    __slots__ = ("game", "player", "view", "legal_actions", "_observation", "_sampler")
 
-    def __init__(self, game: Game, player: int, view: Any, legal_actions: Sequence[int]) -> None:
+    def __init__(self, game: Game, player: int, view: Any, legal_actions: Sequence[int],
+                 sampler: Callable[[int, np.random.Generator], GameState] | None = None) -> None:
         self.game = game
         self.player = player
         self.view = view
         self.legal_actions = tuple(legal_actions)
         self._observation: np.ndarray | None = None
+        self._sampler = sampler
 
     @classmethod
     def of(cls, state: GameState) -> Decision:
         """The decision facing ``state.current_player``."""
         player = state.current_player
-        return cls(state.game, player, state.view(player), state.legal_actions())
+        return cls(state.game, player, state.view(player), state.legal_actions(), state.sample_hidden)
+
+    def sample_state(self, rng: np.random.Generator) -> GameState:
+        """A full state consistent with this player's view, every hidden card redrawn at random
+        (a determinization for search). It reveals nothing the view does not: the tests check that
+        ``sample_hidden`` keeps the view and redraws what is hidden."""
+        if self._sampler is None:
+            raise RuntimeError("this decision was built without a state sampler (use Decision.of(state))")
+        return self._sampler(self.player, rng)
 
     @property
     def observation(self) -> np.ndarray:

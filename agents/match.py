@@ -41,9 +41,7 @@ def play_game(game: Game, agents: Sequence[Agent], deal_seed: int) -> GameState:
     for seat, agent in enumerate(agents):
         agent.reset(game, seat)
     while not state.is_over:
-        player = state.current_player
-        decision = Decision(game, player, state.view(player), state.legal_actions())
-        action = agents[player].act(decision)
+        action = agents[state.current_player].act(Decision.of(state))
         state.apply(action)
     return state
 
