@@ -67,7 +67,7 @@ class Agent(ABC):
     def __init__(self, seed: int | None = None) -> None:
         self.rng = np.random.default_rng(seed)
 
-    def reset(self, game: Game, player: int) -> None:
+    def reset(self, game: Game, player: int) -> None:  # noqa: B027 - an optional hook
         """Called at the start of every episode (override if the agent keeps memory)."""
 
     @abstractmethod

@@ -121,7 +121,7 @@ def test_masks_rewards_and_infos_each_step(case):
     for seed in range(3):
         env.reset(seed=seed)
         raw = env.unwrapped
-        for agent in env.agent_iter():
+        for _agent in env.agent_iter():
             obs, _, term, trunc, info = env.last()
             state = raw.state_
             for other in env.agents:
@@ -282,13 +282,13 @@ def test_docstring_tables_match_spaces(case):
     assert f"Discrete({game.num_actions})" in doc
     layout = game.observation_layout()
     assert layout[0][0] == 0 and layout[-1][1] == game.observation_size
-    for (_, stop, _), (start, _, _) in zip(layout, layout[1:]):
+    for (_, stop, _), (start, _, _) in zip(layout, layout[1:], strict=False):
         assert stop == start, f"layout blocks must tile the observation: gap or overlap at {stop}/{start}"
     assert env.observation_space("player_0")["observation"].shape == (game.observation_size,)
     env.reset(seed=0)
     assert env.observe("player_0")["observation"].shape == (game.observation_size,)
     encoding_doc = game.encoding_doc()
-    for start, stop, _ in layout:
+    for start, _stop, _ in layout:
         first = str(start)
         assert re.search(rf"(^|\s){first}(\s|-|,|$)", encoding_doc, re.M), \
             f"observation block starting at {start} is not documented in the encoding table"

@@ -54,6 +54,9 @@ class Game(ABC):
 
     def __init__(self, **options: Any) -> None:
         self.config = self.config_class.from_options(**options)
+        # the game's encoding module (``<game package>.encoding``) depends on its rules, not vice versa,
+        # so it is bound here rather than imported by rules.py
+        self._encoding = self._encoding_module()
 
     @property
     @abstractmethod
@@ -61,17 +64,17 @@ class Game(ABC):
         """Number of seats."""
 
     @property
-    @abstractmethod
     def observation_size(self) -> int:
-        """Length of the float32 observation vector."""
+        """Length of the float32 observation vector (the encoding module's ``OBSERVATION_SIZE``)."""
+        return self._encoding.OBSERVATION_SIZE
 
     @abstractmethod
     def new_state(self, rng: np.random.Generator, options: Mapping[str, Any] | None = None) -> GameState:
         """Deal a new episode. ``options`` are reset options (``deck``/``decks``); unknown keys are ignored."""
 
-    @abstractmethod
     def encode(self, view: Any) -> np.ndarray:
-        """The observation vector (float32, ``observation_size``) of a player's view."""
+        """The float32 observation vector of a player's view (the encoding module's ``encode``)."""
+        return self._encoding.encode(view)
 
     def max_decisions(self) -> int | None:
         """An upper bound on the decisions of one episode under this config (None: unknown)."""
@@ -79,11 +82,11 @@ class Game(ABC):
 
     def observation_layout(self) -> tuple[tuple[int, int, str], ...]:
         """(start, stop, meaning) of every observation block; by default the encoding module's ``LAYOUT``."""
-        return tuple(self._encoding_module().LAYOUT)
+        return tuple(self._encoding.LAYOUT)
 
     def encoding_doc(self) -> str:
         """The docstring holding the observation table (the encoding module's)."""
-        return self._encoding_module().__doc__ or ""
+        return self._encoding.__doc__ or ""
 
     def _encoding_module(self) -> Any:
         return importlib.import_module(f"{type(self).__module__.rsplit('.', 1)[0]}.encoding")

@@ -362,12 +362,6 @@ class RevolutionaryWar(Game):
     action_names = ACTION_NAMES
     config: RevolutionaryWarConfig
 
-    def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
-        from card_envs.revolutionary_war import encoding  # encoding depends on the rules, not vice versa
-
-        self._encoding = encoding
-
     @property
     def num_players(self) -> int:
         return 2
@@ -388,10 +382,6 @@ class RevolutionaryWar(Game):
             {"max_steps": 20, "shaping_weight": 1.0},
         ]
 
-    @property
-    def observation_size(self) -> int:
-        return self._encoding.OBSERVATION_SIZE
-
     def new_state(self, rng: np.random.Generator, options: Mapping[str, Any] | None = None) -> GameState:
         decks = _stacked_decks(options)
         state = RevolutionaryWarState.__new__(RevolutionaryWarState)
@@ -409,9 +399,6 @@ class RevolutionaryWar(Game):
         state.history = []
         state._deal(state._next_deck())
         return state
-
-    def encode(self, view: Any) -> np.ndarray:
-        return self._encoding.encode(view)
 
 
 def _stacked_decks(options: Mapping[str, Any] | None) -> list[list[int]]:
