@@ -404,7 +404,7 @@ class RevolutionaryWar(Game):
 def _stacked_decks(options: Mapping[str, Any] | None) -> list[list[int]]:
     """Reset options ``deck`` (game 1) or ``decks`` (one per game); other keys are ignored."""
     options = options or {}
-    if "deck" in options and "decks" in options:
+    if options.get("deck") is not None and options.get("decks") is not None:
         raise DeckError("give reset option 'deck' (game 1) or 'decks' (one per game), not both")
     if options.get("deck") is not None:
         return [parse_deck(options["deck"], _FULL_DECK, what="deck")]
