@@ -9,8 +9,8 @@ of ``B``). ``A`` sits in every seat equally often, and each deal is replayed onc
 the best result (R16 of each game); shared wins count for every sharer. Intervals are Wilson
 score intervals; a fair share for ``A`` is ``1/N``.
 
-Deterministic for a given ``--seed`` whatever ``--workers``. The full evaluation harness
-(duplicate permutations, ratings, SPRT) builds on :func:`play_game` and :func:`contest`.
+Deterministic for a given ``--seed`` whatever ``--workers``. The full evaluation harness,
+``python -m agents.evaluate`` (duplicate permutations, ratings, SPRT), builds on :func:`play_out`.
 """
 
 from __future__ import annotations
@@ -33,17 +33,58 @@ import card_envs
 from agents.base import Agent, Decision
 from agents.registry import agent_names, make_agent
 from card_envs.core.engine import Game, GameState
+from card_envs.core.errors import IllegalActionError
+
+
+class AgentError(RuntimeError):
+    """An agent broke the protocol: it returned an illegal action, or ``act`` raised.
+
+    Names the agent and its seat, the action (id and name) and the state (its ``render()``,
+    unchanged by the refused action), so a tournament can report it and go on without it.
+    """
+
+    def __init__(self, agent: str, seat: int, action: str, reason: str, table: str) -> None:
+        self.agent, self.seat, self.action, self.reason, self.table = agent, seat, action, reason, table
+        super().__init__(f"agent {agent} in seat player_{seat} {reason}\nin this state:\n{table}")
+
+    def __reduce__(self) -> tuple:  # picklable across worker processes
+        return (AgentError, (self.agent, self.seat, self.action, self.reason, self.table))
 
 
 def play_game(game: Game, agents: Sequence[Agent], deal_seed: int) -> GameState:
     """One episode with ``agents[seat]`` in each seat; the deal comes from ``deal_seed``."""
-    state = game.new_state(np.random.default_rng(deal_seed))
+    return play_out(game.new_state(np.random.default_rng(deal_seed)), agents)
+
+
+def play_out(state: GameState, agents: Sequence[Agent]) -> GameState:
+    """Play ``state`` to its end with ``agents[seat]`` in each seat (each is ``reset`` first).
+
+    Raises :class:`AgentError` when an agent returns an illegal action or raises.
+    """
+    game = state.game
     for seat, agent in enumerate(agents):
         agent.reset(game, seat)
     while not state.is_over:
-        action = agents[state.current_player].act(Decision.of(state))
-        state.apply(action)
+        seat = state.current_player
+        agent = agents[seat]
+        try:
+            action = agent.act(Decision.of(state))
+        except Exception as error:
+            raise AgentError(agent.name, seat, "-", f"raised {type(error).__name__}: {error}",
+                             state.render()) from error
+        try:
+            state.apply(action)
+        except IllegalActionError as error:
+            raise AgentError(agent.name, seat, _action_label(game, action), f"chose an illegal action: {error}",
+                             state.render()) from error
     return state
+
+
+def _action_label(game: Game, action: Any) -> str:
+    """``13 'concede'`` for a valid id, the repr otherwise."""
+    if isinstance(action, (int, np.integer)) and not isinstance(action, bool) and 0 <= action < game.num_actions:
+        return f"{int(action)} {game.action_name(int(action))!r}"
+    return repr(action)
 
 
 @dataclass
@@ -122,7 +163,7 @@ def contest(name: str, agent: str, opponent: str, games: int, *, seed: int = 0, 
     step = max(seats, (games // (8 * max(workers, 1)) // seats) * seats) or seats
     jobs = [(name, config, agent, opponent, seed, first, min(first + step, games)) for first in range(0, games, step)]
     totals = [0, 0, 0, 0, 0, 0.0]
-    bar = _progress(games, f"{agent} vs {opponent}", progress)
+    bar = ProgressBar(games, f"{agent} vs {opponent}", progress)
     if workers > 1:
         with ProcessPoolExecutor(workers) as pool:
             for part in pool.map(_chunk, jobs):
@@ -139,7 +180,7 @@ def contest(name: str, agent: str, opponent: str, games: int, *, seed: int = 0, 
                          int(nobody), total_return / played)
 
 
-class _progress:
+class ProgressBar:
     """tqdm on stderr when installed and wanted, otherwise silent."""
 
     def __init__(self, total: int, label: str, enabled: bool) -> None:
