@@ -17,7 +17,7 @@ from card_envs.core.errors import ConfigError
 __version__ = "0.1.0"
 
 #: every registered environment, by versioned name
-ENV_NAMES: tuple[str, ...] = ("revolutionary_war_v0", "bloodlines_v0", "revolution_v0")
+ENV_NAMES: tuple[str, ...] = ("revolutionary_war_v0", "bloodlines_v0", "revolution_v0", "battlecards_v0")
 
 
 def _module(name: str) -> Any:
