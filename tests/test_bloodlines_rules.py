@@ -823,19 +823,21 @@ def test_a47_a_lone_joker_attack_is_mandatory():  # A47, R6
     assert actions - {207, 208, 209} <= set(range(18))  # otherwise only cycles
 
 
-def test_a3_a35_a44_jokers_in_order_and_the_supply_runs_out():  # A3, A35, A44, R9e, R9f
-    state = deal(["10D", "9D", "2S", "3S", "4D", "5D", "6D", "7D"], [], bloodlines=("D", "S"),
-                 joker_cost=10, allow_pass=True)
-    play(state, "pool 10D", "end step 1", "buy joker", "end step 1", "pass")
+def test_a3_a35_a44_jokers_in_order_and_the_supply_runs_out():  # A3, A35, A44, R9e, R9f, R10.3
+    state = deal(["10D", "9D", "2S", "3S", "4D", "5D", "6D", "7D"], ["10S", "2C", "3C", "4C"],
+                 bloodlines=("D", "S"), joker_cost=10, allow_pass=True)
+    play(state, "pool 10D", "end step 1", "buy joker", "end step 1", "new unit 10S")
     assert card_codes(state.jokers[0]) == ["X1"]
     play(state, "pool 9D", "pool 4D")  # hand 2S 3S: STEP1 forced, draws 5D
     play(state, "buy joker", "end step 1", "pass")
     assert card_codes(state.jokers[0]) == ["X1", "X2"] and state.supply[0] == []
     play(state, "pool 5D")  # hand 2S 3S: STEP1 forced, draws 6D
     play(state, "pool 6D")
-    assert state.pool_values[0] == 13 and ID["buy joker"] not in legal(state)  # supply empty
+    assert state.pool_values[0] == 13 and ID["buy joker"] not in legal(state)  # the supply is empty
+    play(state, "pass", "end step 1", "unit 0 attacks J", "decoy")
+    assert card_codes(state.jokers[0]) == ["X2"] and discard(state, 0)["X1"] == 1  # X1 decoys first
     play(state, "joker attacks J")
-    assert card_codes(state.jokers[0]) == ["X2"] and discard(state, 0)["X1"] == 1
+    assert state.jokers[0] == [] and discard(state, 0)["X2"] == 1 and state.royals[1] == [1, 2]
 
 
 def test_r10_hearts_are_discarded_even_on_a_decoy():  # R10.2, A33
