@@ -2,7 +2,7 @@
 
     python -m benchmarks.profile_env revolutionary_war_v0 [--config '{"target_score": 100}'] [--seconds 2]
 
-Prints two tables (markdown) to stdout:
+Prints two tables (markdown) to stdout, and to ``--out FILE`` if given:
 
 1. a cost ladder, without any profiler: random play on the raw engine, then the same loop also
    building what the env builds every step (``legal_mask()``, ``view(player)``, ``encode(view)``),
@@ -33,7 +33,14 @@ if __package__ in (None, ""):  # run as ``python benchmarks/profile_env.py``
 import numpy as np  # noqa: E402
 
 import card_envs  # noqa: E402
-from benchmarks.throughput import STREAM_MASK, Sample, action_stream, engine_loop, env_loop  # noqa: E402
+from benchmarks.throughput import (  # noqa: E402
+    STREAM_MASK,
+    Sample,
+    action_stream,
+    engine_loop,
+    env_loop,
+    write_atomic,
+)
 
 
 def engine_plus_loop(game: Any, seconds: float, seed: int, *, mask: bool, view: bool, encode: bool) -> Sample:
@@ -151,8 +158,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=3, help="ladder repeats (median reported)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--top", type=int, default=20, help="functions listed by own time")
+    parser.add_argument("--out", type=Path, default=None, help="also write the report to this file (atomically)")
     args = parser.parse_args(argv)
-    print(report(args.game, args.config, args.seconds, args.repeats, args.seed, args.top))
+    text = report(args.game, args.config, args.seconds, args.repeats, args.seed, args.top)
+    print(text)
+    if args.out is not None:
+        write_atomic(args.out, text)
 
 
 if __name__ == "__main__":

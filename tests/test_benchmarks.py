@@ -134,3 +134,16 @@ def test_row_failing_mid_run_is_reported_and_the_others_finish():
     throughput.measure([broken, healthy], repeats=3, seconds=0.01, seed=0, progress=lambda message: None)
     assert broken.skipped == "failed in repeat 2: RuntimeError: engine bug" and not broken.samples
     assert len(healthy.samples) == 3
+
+
+def test_profile_report_has_the_ladder_and_the_component_table(tmp_path):
+    from benchmarks import profile_env
+
+    out = tmp_path / "profile.md"
+    profile_env.main([GAME, "--seconds", "0.01", "--repeats", "1", "--top", "3", "--out", str(out)])
+    text = out.read_text()
+    for rung in ("engine: legal_actions + apply", "+ legal_mask", "+ view(player)", "+ encode(view)",
+                 "raw_env agent loop (adapter)", "env() agent loop (+ wrapper)"):
+        assert f"| {rung} |" in text
+    for component in ("state.apply", "state.legal_mask", "state.view", "game.encode", "whole loop"):
+        assert f"| {component}" in text
