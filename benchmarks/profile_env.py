@@ -6,8 +6,9 @@ Prints two tables (markdown) to stdout, and to ``--out FILE`` if given:
 
 1. a cost ladder, without any profiler: random play on the raw engine, then the same loop also
    building what the env builds every step (``legal_mask()``, ``view(player)``, ``encode(view)``),
-   then ``raw_env`` and ``env()`` through the PettingZoo agent loop. The differences between rungs are
-   the per-step cost of each piece; the last rungs add the adapter and the wrapper.
+   then picking the action from the mask as the env() loop's agent does, then ``raw_env`` and ``env()``
+   through the PettingZoo agent loop. The differences between rungs are the per-step cost of each piece;
+   the last two rungs add the adapter and the wrapper.
 2. a cProfile of the ``env()`` loop, attributed to the engine protocol's entry points (cumulative time of
    ``apply``, ``legal_actions``, ``legal_mask``, ``view``, ``encode``, ``new_state``) and the rest (the
    adapter, PettingZoo's iterator and the agent), followed by the top functions by own time.
@@ -43,10 +44,13 @@ from benchmarks.throughput import (  # noqa: E402
 )
 
 
-def engine_plus_loop(game: Any, seconds: float, seed: int, *, mask: bool, view: bool, encode: bool) -> Sample:
-    """``engine_loop`` that also builds, for the player to act, what ``env()`` builds every step."""
+def engine_plus_loop(game: Any, seconds: float, seed: int, *, mask: bool, view: bool, encode: bool,
+                     agent_reads_mask: bool = False) -> Sample:
+    """``engine_loop`` that also builds, for the player to act, what ``env()`` builds every step; with
+    ``agent_reads_mask`` the action is picked from ``np.flatnonzero(mask)`` as in the env() loop."""
     floats = action_stream(seed)
     rng = np.random.default_rng(seed)
+    flatnonzero = np.flatnonzero
     i = steps = games = 0
     start, cpu_start = time.perf_counter(), time.process_time()
     deadline = start + seconds
@@ -54,13 +58,17 @@ def engine_plus_loop(game: Any, seconds: float, seed: int, *, mask: bool, view: 
         state = game.new_state(rng)
         while not state.is_over:
             if mask:
-                state.legal_mask()
+                legal_mask = state.legal_mask()
             if view:
                 seen = state.view(state.current_player)
                 if encode:
                     game.encode(seen)
-            legal = state.legal_actions()
-            state.apply(legal[int(floats[i] * len(legal))])
+            if agent_reads_mask:
+                legal = flatnonzero(legal_mask)
+                state.apply(int(legal[int(floats[i] * len(legal))]))
+            else:
+                legal = state.legal_actions()
+                state.apply(legal[int(floats[i] * len(legal))])
             i = (i + 1) & STREAM_MASK
             steps += 1
         games += 1
@@ -80,6 +88,8 @@ def ladder(name: str, config: dict[str, Any], seconds: float, repeats: int, seed
         ("+ legal_mask", lambda s, r: engine_plus_loop(game, s, r, mask=True, view=False, encode=False)),
         ("+ view(player)", lambda s, r: engine_plus_loop(game, s, r, mask=True, view=True, encode=False)),
         ("+ encode(view)", lambda s, r: engine_plus_loop(game, s, r, mask=True, view=True, encode=True)),
+        ("agent picks from np.flatnonzero(mask), not legal_actions()",
+         lambda s, r: engine_plus_loop(game, s, r, mask=True, view=True, encode=True, agent_reads_mask=True)),
         ("raw_env agent loop (adapter)", lambda s, r: env_loop(lambda: card_envs.make_raw(name, **config), s, r)),
         ("env() agent loop (+ wrapper)", lambda s, r: env_loop(lambda: card_envs.make(name, **config), s, r)),
     ]

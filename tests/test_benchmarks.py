@@ -143,6 +143,7 @@ def test_profile_report_has_the_ladder_and_the_component_table(tmp_path):
     profile_env.main([GAME, "--seconds", "0.01", "--repeats", "1", "--top", "3", "--out", str(out)])
     text = out.read_text()
     for rung in ("engine: legal_actions + apply", "+ legal_mask", "+ view(player)", "+ encode(view)",
+                 "agent picks from np.flatnonzero(mask), not legal_actions()",
                  "raw_env agent loop (adapter)", "env() agent loop (+ wrapper)"):
         assert f"| {rung} |" in text
     for component in ("state.apply", "state.legal_mask", "state.view", "game.encode", "whole loop"):
