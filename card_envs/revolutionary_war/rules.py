@@ -14,8 +14,8 @@ import numpy as np
 
 from card_envs.cards import RANK_VALUE, card_codes, is_black, parse_deck, rank_name, standard_deck
 from card_envs.core.config import GameConfig, check_choice, check_range
-from card_envs.core.engine import NO_PLAYER, Game, GameState
-from card_envs.core.errors import DeckError
+from card_envs.core.engine import NO_PLAYER, Game, GameState, _is_action_id
+from card_envs.core.errors import DeckError, IllegalActionError, StateError
 
 NUM_RANKS = 13
 CONCEDE = 13  #: action id of ``concede``; ``play <rank>`` is rank value - 1
@@ -29,6 +29,21 @@ _FULL_DECK = standard_deck()
 #: STRENGTH[t][r] = s(r) = (r - t - 1) mod 13 for trump rank value t and card rank value r (R0)
 STRENGTH: tuple[tuple[int, ...], ...] = tuple(
     tuple((r - t - 1) % NUM_RANKS if t else 0 for r in range(NUM_RANKS + 1)) for t in range(NUM_RANKS + 1)
+)
+
+
+#: BEATING[t][last] = bit mask (bit r - 1 for rank value r) of the ranks that beat rank ``last`` under trump ``t``
+BEATING: tuple[tuple[int, ...], ...] = tuple(
+    tuple(sum(1 << (r - 1) for r in range(1, NUM_RANKS + 1) if STRENGTH[t][r] >= STRENGTH[t][last])
+          for last in range(NUM_RANKS + 1))
+    for t in range(NUM_RANKS + 1)
+)
+_ALL_RANKS = (1 << NUM_RANKS) - 1
+#: RANK_BIT[card] = 1 << (rank value - 1): a hand's ranks as a 13-bit mask
+RANK_BIT: tuple[int, ...] = tuple(1 << (v - 1) if v else 0 for v in RANK_VALUE)
+#: LEGAL_OF_RANKS[mask] = the legal actions when the playable ranks are ``mask``: plays, then concede (R5/R7)
+LEGAL_OF_RANKS: tuple[tuple[int, ...], ...] = tuple(
+    tuple(a for a in range(NUM_RANKS) if mask >> a & 1) + (CONCEDE,) for mask in range(1 << NUM_RANKS)
 )
 
 
@@ -127,6 +142,9 @@ class RevolutionaryWarState(GameState):
     steps: int
     pending_decks: list[list[int]]
     winner: int
+    #: the generator once built, else how to build it (see the ``rng`` property); not state fields
+    _rng: np.random.Generator | None = None
+    _rng_recipe: int | tuple[type, dict[str, Any]] | None = None
 
     # -- the deal (section 3) -------------------------------------------------------------------
 
@@ -159,12 +177,18 @@ class RevolutionaryWarState(GameState):
     def legal_actions(self) -> list[int]:
         if self.terminated or self.truncated:
             return []
-        held = {RANK_VALUE[c] for c in self.hands[self.current_player]}
-        if self.played:  # R7: beat the last card played
-            row = STRENGTH[self.trump_rank]
-            floor = row[RANK_VALUE[self.played[-1]]]
-            held = {r for r in held if row[r] >= floor}
-        return sorted(r - 1 for r in held) + [CONCEDE]  # R5/R7: concede is always legal
+        return list(LEGAL_OF_RANKS[self._playable_ranks()])  # R5/R7: concede is always legal
+
+    def _playable_ranks(self) -> int:
+        """Bit mask (bit r - 1) of the ranks ``current_player`` may play (R5: any; R7: beating the last card)."""
+        held = 0
+        for card in self.hands[self.current_player]:
+            held |= RANK_BIT[card]
+        played = self.played
+        if played:  # R7: beat the last card played
+            trump = RANK_VALUE[self.trump_stack[0]] if self.trump_stack else 0
+            return held & BEATING[trump][RANK_VALUE[played[-1]]]
+        return held
 
     def legal_mask(self) -> np.ndarray:
         mask = np.zeros(NUM_ACTIONS, np.int8)
@@ -192,6 +216,66 @@ class RevolutionaryWarState(GameState):
         return [len(self.score_piles[0]), len(self.score_piles[1])]
 
     # -- transitions -----------------------------------------------------------------------------
+
+    def apply(self, action: int) -> None:
+        """As :meth:`GameState.apply` (same checks, errors and bookkeeping), with a bit-mask legality test."""
+        if self.terminated or self.truncated:
+            raise StateError(f"{self.game.name}: the episode is over; reset before acting")
+        if type(action) is not int:
+            if not _is_action_id(action):
+                raise IllegalActionError(self._illegal_message(action, self.legal_actions()))
+            action = int(action)
+        if action != CONCEDE and not (0 <= action < CONCEDE and self._playable_ranks() >> action & 1):
+            raise IllegalActionError(self._illegal_message(action, self.legal_actions()))
+        rewards = self.rewards = [0.0, 0.0]
+        self._apply(action)
+        self.history.append(action)
+        if rewards[0] or rewards[1]:
+            cumulative = self.cumulative
+            cumulative[0] += rewards[0]
+            cumulative[1] += rewards[1]
+
+    def clone(self) -> RevolutionaryWarState:
+        """As :meth:`GameState.clone`; the random generator is copied only when the copy first uses it."""
+        twin = RevolutionaryWarState.__new__(RevolutionaryWarState)
+        twin.game = self.game
+        twin._rng = None
+        twin._rng_recipe = self._rng_recipe if self._rng is None else _state_recipe(self._rng)
+        twin.dealer = self.dealer
+        twin.hands = [self.hands[0][:], self.hands[1][:]]
+        twin.deck = self.deck[:]
+        twin.trump_stack = self.trump_stack[:]
+        twin.played = self.played[:]
+        twin.leader = self.leader
+        twin.current_player = self.current_player
+        twin.score_piles = [self.score_piles[0][:], self.score_piles[1][:]]
+        twin.removed = self.removed[:]
+        twin.last_capturer = self.last_capturer
+        twin.game_number = self.game_number
+        twin.totals = self.totals[:]
+        twin.steps = self.steps
+        twin.pending_decks = [d if d is None else d[:] for d in self.pending_decks]
+        twin.terminated = self.terminated
+        twin.truncated = self.truncated
+        twin.winner = self.winner
+        twin.rewards = self.rewards[:]
+        twin.cumulative = self.cumulative[:]
+        twin.history = self.history[:]
+        return twin
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """The state's chance (A30): a generator built on first use from the recipe a clone or sample left."""
+        rng = self._rng
+        if rng is None:
+            rng = self._rng = _rng_from_recipe(self._rng_recipe)
+            self._rng_recipe = None
+        return rng
+
+    @rng.setter
+    def rng(self, value: np.random.Generator) -> None:
+        self._rng = value
+        self._rng_recipe = None
 
     def _apply(self, action: int) -> None:
         player = self.current_player
@@ -317,7 +401,8 @@ class RevolutionaryWarState(GameState):
         twin.hands[opponent] = [hidden[i] for i in order[:cut]]
         twin.deck = [hidden[i] for i in order[cut:]]
         twin.pending_decks = []  # later games of a match are unknown: shuffled
-        twin.rng = np.random.default_rng(int(rng.integers(2**63)))
+        twin._rng = None  # reseeded from ``rng``: default_rng(seed), built only if the copy ever shuffles
+        twin._rng_recipe = int(rng.integers(2**63))
         return twin
 
     def render(self) -> str:
@@ -343,6 +428,21 @@ class RevolutionaryWarState(GameState):
         elif self.truncated:
             lines.append("episode truncated at the step limit")
         return "\n".join(lines)
+
+
+def _state_recipe(rng: np.random.Generator) -> tuple[type, dict[str, Any]]:
+    """What a copy needs to rebuild ``rng`` exactly: its bit generator's class and state."""
+    return type(rng.bit_generator), rng.bit_generator.state
+
+
+def _rng_from_recipe(recipe: int | tuple[type, dict[str, Any]]) -> np.random.Generator:
+    """A seed (``default_rng(seed)``) or a copied bit-generator state, as a generator."""
+    if isinstance(recipe, int):
+        return np.random.default_rng(recipe)
+    bit_generator_class, state = recipe
+    bit_generator = bit_generator_class()
+    bit_generator.state = state
+    return np.random.Generator(bit_generator)
 
 
 def _winner(scores: Sequence[int], last_capturer: int) -> int:
