@@ -1,7 +1,8 @@
 """Every agent by name, for every game.
 
 Names: ``random`` (any game) and ``heuristic:<name>`` for the rule-based players a game's module
-``agents/<game>.py`` lists in its ``AGENTS`` dict (weakest first; ``STRONGEST`` names the best).
+``agents/<game>.py`` lists in its ``AGENTS`` dict (weakest first; ``STRONGEST`` names the best), and
+``ismcts[:key=value,...]``, the search player of ``agents/ismcts.py`` (e.g. ``ismcts:sims=400,rollout=random``).
 """
 
 from __future__ import annotations
@@ -41,8 +42,13 @@ def make_agent(game: str, spec: str, seed: int | None = None) -> Agent:
     if spec == "random":
         return RandomAgent(seed)
     kind, _, name = spec.partition(":")
+    if kind == "ismcts":  # search player, options after the colon (agents/ismcts.py)
+        from agents.ismcts import make_ismcts
+
+        return make_ismcts(game, name, seed)
     if kind == "heuristic":
         agents = heuristic_agents(game)
         if name in agents:
             return agents[name](seed)
-    raise ConfigError(f"unknown agent {spec!r} for {game}; known: {', '.join(agent_names(game))}")
+    raise ConfigError(f"unknown agent {spec!r} for {game}; known: {', '.join(agent_names(game))}, "
+                      "ismcts[:key=value,...]")

@@ -1,0 +1,370 @@
+"""Information-set Monte Carlo tree search for every game (spec name ``ismcts:<options>``).
+
+Single-observer ISMCTS with determinization (Cowling, Powley & Whitehouse, "Information Set Monte
+Carlo Tree Search", IEEE TCIAIG 2012): one tree over the acting player's information sets, keyed by
+action sequences. Every simulation draws a *determinization* -- a full state in which everything the
+player cannot see is redrawn consistently with its view (``Decision.sample_state``, i.e. the game's
+``sample_hidden``) -- and walks the tree restricted to the actions legal in that determinization:
+
+1. **select** with UCB1 over *available* children (a child's exploration term counts the simulations
+   in which its action was legal, not its parent's visits -- the paper's availability counts);
+2. **expand** one untried legal action;
+3. **roll out** with a rollout policy (uniformly random, or any agent from :mod:`agents.registry`,
+   e.g. the game's strongest rule-based player acting on ``Decision.of(rollout_state)``) to the end,
+   or for at most ``depth`` decisions and then evaluate;
+4. **back up** the result as a reward for *every* seat (max^n): a node stores per-seat reward sums,
+   and the seat to act at its parent picks by its own component. So 2 to 6 players, eliminations and
+   out-of-turn decisions (whoever ``current_player`` is) need nothing special.
+
+The move played is the root action with the most visits (ties: higher mean reward, then lower id).
+Rewards are the game's own returns (``state.returns()``: win/loss, score difference, shaping -- as
+configured), so the search optimises what the environment pays.
+
+Options (``ismcts:sims=400,c=1.0,rollout=heuristic:endgame``; every key optional):
+
+============  ============================================================  ==================
+key           meaning                                                       default
+============  ============================================================  ==================
+``sims``      simulations per decision (int >= 1)                           200, unless ``ms``
+``ms``        wall-clock budget per decision in milliseconds (> 0); with    none
+              ``sims`` too, whichever runs out first
+``c``         UCB exploration constant (>= 0), on the scale of the          1.0
+              game's returns (win/loss: -1..+1)
+``rollout``   rollout policy: ``random`` or a registered agent spec         ``random``
+              (``heuristic:<name>``); not ``ismcts`` itself
+``depth``     at most this many rollout decisions (int >= 1), then the      none (to the end)
+              position is evaluated by ``eval``
+``eval``      evaluation at the depth cap: ``returns`` (rewards earned so   ``returns``
+              far) or ``material`` (returns plus a per-game estimate of
+              the final result from the public score; see ``EVALUATORS``)
+============  ============================================================  ==================
+
+A fixed seed and a ``sims`` budget give the same move every time; an ``ms`` budget depends on the
+machine's speed. Spent effort is recorded in :attr:`ISMCTSAgent.stats` (decisions, searched decisions,
+simulations, seconds).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agents.base import Agent, Decision
+from card_envs import ENV_NAMES
+from card_envs.core.engine import Game, GameState
+from card_envs.core.errors import ConfigError
+
+#: default simulation budget when neither ``sims`` nor ``ms`` is given
+DEFAULT_SIMS = 200
+
+
+# -- evaluations at the depth cap ------------------------------------------------------------------
+
+
+def _evaluate_returns(state: GameState) -> list[float]:
+    return state.returns()
+
+
+def _revolutionary_war_material(state: Any) -> list[float]:
+    """Returns so far, plus the score-pile lead read as a win chance (R15/R16), in the win/loss scale."""
+    returns = state.returns()
+    if state.is_over or state.game.config.reward_mode != "win_loss" or state.game.config.target_score is not None:
+        return returns
+    piles = state.score_piles
+    lead = math.tanh((len(piles[0]) - len(piles[1])) / 8.0)  # 52 cards a game; a lead of 8 is most of a win
+    return [returns[0] + lead, returns[1] - lead]
+
+
+def _revolution_material(state: Any) -> list[float]:
+    """Returns so far, plus each seat's share of the scores-with-this-hand's-tricks (R15/R17) above the mean."""
+    returns = state.returns()
+    if state.is_over:
+        return returns
+    totals = [s + t for s, t in zip(state.scores, state.tricks_won, strict=True)]
+    mean = sum(totals) / len(totals)
+    scale = 4.0 * max(1, state.hand_number)
+    return [r + (t - mean) / scale for r, t in zip(returns, totals, strict=True)]
+
+
+#: game name -> estimate of every seat's final return from a (determinized) state; ``eval=material``
+EVALUATORS: dict[str, Callable[[Any], list[float]]] = {
+    "revolutionary_war_v0": _revolutionary_war_material,
+    "revolution_v0": _revolution_material,
+}
+
+_EVALS = ("returns", "material")
+
+
+# -- options ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ISMCTSOptions:
+    """Validated search options (see the module docstring's table)."""
+
+    sims: int | None = None
+    ms: float | None = None
+    c: float = 1.0
+    rollout: str = "random"
+    depth: int | None = None
+    eval: str = "returns"
+
+    def __post_init__(self) -> None:
+        if self.sims is None and self.ms is None:
+            object.__setattr__(self, "sims", DEFAULT_SIMS)
+        if self.sims is not None and (isinstance(self.sims, bool) or not isinstance(self.sims, int)
+                                      or self.sims < 1):
+            raise ConfigError(f"ismcts option 'sims' must be an integer >= 1, got {self.sims!r}")
+        if self.ms is not None and (isinstance(self.ms, bool) or not isinstance(self.ms, (int, float))
+                                    or not self.ms > 0 or not math.isfinite(self.ms)):
+            raise ConfigError(f"ismcts option 'ms' must be a number of milliseconds > 0, got {self.ms!r}")
+        if isinstance(self.c, bool) or not isinstance(self.c, (int, float)) or not (0 <= self.c < math.inf):
+            raise ConfigError(f"ismcts option 'c' must be a finite number >= 0, got {self.c!r}")
+        if self.depth is not None and (isinstance(self.depth, bool) or not isinstance(self.depth, int)
+                                       or self.depth < 1):
+            raise ConfigError(f"ismcts option 'depth' must be an integer >= 1, got {self.depth!r}")
+        if self.eval not in _EVALS:
+            raise ConfigError(f"ismcts option 'eval' must be one of {', '.join(_EVALS)}, got {self.eval!r}")
+        if self.rollout.partition(":")[0] == "ismcts":
+            raise ConfigError("ismcts option 'rollout' cannot be an ismcts agent; use random or heuristic:<name>")
+
+    def spec(self) -> str:
+        """The canonical spec name, e.g. ``ismcts:sims=200,c=1.0,rollout=random``."""
+        parts = []
+        if self.sims is not None:
+            parts.append(f"sims={self.sims}")
+        if self.ms is not None:
+            parts.append(f"ms={self.ms:g}")
+        parts += [f"c={self.c:g}", f"rollout={self.rollout}"]
+        if self.depth is not None:
+            parts += [f"depth={self.depth}", f"eval={self.eval}"]
+        return "ismcts:" + ",".join(parts)
+
+
+_KEYS = {"sims": int, "ms": float, "c": float, "rollout": str, "depth": int, "eval": str}
+
+
+def parse_options(text: str) -> ISMCTSOptions:
+    """Parse the part after ``ismcts:`` (``""`` means every default).
+
+    >>> parse_options("sims=400,rollout=heuristic:endgame").sims
+    400
+    """
+    values: dict[str, Any] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep:
+            raise ConfigError(f"ismcts option {item!r} must be key=value; keys: {', '.join(_KEYS)}")
+        if key not in _KEYS:
+            raise ConfigError(f"unknown ismcts option {key!r}; known: {', '.join(_KEYS)}")
+        if key in values:
+            raise ConfigError(f"ismcts option {key!r} is given twice")
+        kind = _KEYS[key]
+        raw = raw.strip()
+        try:
+            values[key] = kind(raw)
+        except ValueError:
+            raise ConfigError(f"ismcts option {key!r} must be {'an integer' if kind is int else 'a number'}, "
+                              f"got {raw!r}") from None
+    return ISMCTSOptions(**values)
+
+
+# -- the search ------------------------------------------------------------------------------------
+
+
+class _Node:
+    """An edge-and-node of the tree: the action that led here, per-seat reward sums, visit and availability counts."""
+
+    __slots__ = ("children", "visits", "available", "totals")
+
+    def __init__(self, seats: int) -> None:
+        self.children: dict[int, _Node] = {}
+        self.visits = 0
+        self.available = 0
+        self.totals = [0.0] * seats
+
+
+@dataclass
+class SearchStats:
+    """Effort spent by one agent since it was built."""
+
+    decisions: int = 0  #: calls to ``act``
+    searched: int = 0  #: of those, decisions with more than one legal action (searched)
+    simulations: int = 0
+    seconds: float = 0.0  #: wall-clock time inside searched decisions
+
+    @property
+    def ms_per_search(self) -> float:
+        return 1000.0 * self.seconds / self.searched if self.searched else 0.0
+
+
+class ISMCTSAgent(Agent):
+    """SO-ISMCTS over determinizations from ``Decision.sample_state``; see the module docstring."""
+
+    def __init__(self, seed: int | None = None, options: ISMCTSOptions | None = None, *,
+                 rollout_factory: Callable[[str, str, int], Agent] | None = None) -> None:
+        super().__init__(seed)
+        self.options = options or ISMCTSOptions()
+        self.name = self.options.spec()
+        self.stats = SearchStats()
+        # python's generator is several times cheaper per draw than numpy's in the hot loop; seeded from ours
+        self._choice = random.Random(int(self.rng.integers(2**63)))
+        self._rollout_factory = rollout_factory
+        self._rollout_agents: dict[str, list[Agent]] = {}
+
+    # -- public -------------------------------------------------------------------------------------
+
+    def act(self, decision: Decision) -> int:
+        legal = decision.legal_actions
+        self.stats.decisions += 1
+        if len(legal) == 1:
+            return legal[0]
+        start = time.perf_counter()
+        root = self.search(decision)
+        self.stats.searched += 1
+        self.stats.seconds += time.perf_counter() - start
+        return self.best_action(root, decision.legal_actions, decision.player)
+
+    def search(self, decision: Decision) -> _Node:
+        """Run the budgeted simulations from ``decision``; the root of the tree."""
+        options = self.options
+        game = decision.game
+        root = _Node(game.num_players)
+        budget = options.sims if options.sims is not None else math.inf
+        deadline = math.inf if options.ms is None else time.perf_counter() + options.ms / 1000.0
+        rollout = self._rollout_function(game)
+        evaluate = self._evaluation(game)
+        done = 0
+        while done < budget:
+            self._simulate(root, decision.sample_state(self.rng), rollout, evaluate)
+            done += 1
+            if deadline != math.inf and time.perf_counter() >= deadline:
+                break
+        self.stats.simulations += done
+        return root
+
+    @staticmethod
+    def best_action(root: _Node, legal: Sequence[int], player: int) -> int:
+        """The most visited root action (ties: higher mean reward for ``player``, then lower id)."""
+        def key(action: int) -> tuple[int, float, int]:
+            child = root.children.get(action)
+            if child is None or not child.visits:
+                return (0, -math.inf, -action)
+            return (child.visits, child.totals[player] / child.visits, -action)
+
+        return max(legal, key=key)
+
+    # -- one simulation -----------------------------------------------------------------------------
+
+    def _simulate(self, root: _Node, state: GameState, rollout: Callable[[GameState], None],
+                  evaluate: Callable[[GameState], list[float]]) -> None:
+        c = self.options.c
+        choice = self._choice
+        node = root
+        path = [root]
+        while not state.is_over:
+            legal = state.legal_actions()
+            children = node.children
+            untried = [a for a in legal if a not in children]
+            if untried:
+                for action in legal:
+                    if action in children:
+                        children[action].available += 1
+                action = untried[int(choice.random() * len(untried))]
+                node = children[action] = _Node(len(root.totals))
+                node.available = 1
+                state.apply(action)
+                path.append(node)
+                break
+            player = state.current_player
+            best_score = -math.inf
+            best_action = legal[0]
+            for action in legal:
+                child = children[action]
+                child.available += 1
+                score = child.totals[player] / child.visits + c * math.sqrt(math.log(child.available) / child.visits)
+                if score > best_score:
+                    best_score, best_action = score, action
+            node = children[best_action]
+            state.apply(best_action)
+            path.append(node)
+        if not state.is_over:
+            rollout(state)
+        values = state.returns() if state.is_over else evaluate(state)
+        seats = range(len(values))
+        for node in path:
+            node.visits += 1
+            totals = node.totals
+            for seat in seats:
+                totals[seat] += values[seat]
+
+    # -- rollout policies and evaluation ------------------------------------------------------------
+
+    def _rollout_function(self, game: Game) -> Callable[[GameState], None]:
+        depth = self.options.depth if self.options.depth is not None else math.inf
+        spec = self.options.rollout
+        uniform = self._choice.random
+        if spec == "random":
+            def random_rollout(state: GameState) -> None:
+                steps = 0
+                while not state.is_over and steps < depth:
+                    legal = state.legal_actions()
+                    state.apply(legal[int(uniform() * len(legal))])
+                    steps += 1
+            return random_rollout
+
+        agents = self._rollout_agents_for(game)
+
+        def agent_rollout(state: GameState) -> None:
+            for seat, agent in enumerate(agents):
+                agent.reset(game, seat)
+            steps = 0
+            while not state.is_over and steps < depth:
+                state.apply(agents[state.current_player].act(Decision.of(state)))
+                steps += 1
+        return agent_rollout
+
+    def _rollout_agents_for(self, game: Game) -> list[Agent]:
+        agents = self._rollout_agents.get(game.name)
+        if agents is None or len(agents) != game.num_players:
+            factory = self._rollout_factory or _registry_agent
+            agents = [factory(game.name, self.options.rollout, int(self.rng.integers(2**63)))
+                      for _ in range(game.num_players)]
+            self._rollout_agents[game.name] = agents
+        return agents
+
+    def _evaluation(self, game: Game) -> Callable[[GameState], list[float]]:
+        if self.options.eval == "material":
+            if game.name not in EVALUATORS:
+                raise ConfigError(f"ismcts eval=material has no evaluator for {game.name}; "
+                                  f"games with one: {', '.join(EVALUATORS)} (use eval=returns)")
+            return EVALUATORS[game.name]
+        return _evaluate_returns
+
+
+def _registry_agent(game: str, spec: str, seed: int) -> Agent:
+    from agents.registry import make_agent  # the registry imports this module lazily too
+
+    return make_agent(game, spec, seed)
+
+
+def make_ismcts(game: str, options: str, seed: int | None = None) -> ISMCTSAgent:
+    """The agent of spec ``ismcts:<options>`` for ``game``; the rollout spec is checked against the registry now."""
+    if game not in ENV_NAMES:
+        raise ConfigError(f"unknown game {game!r}; registered: {', '.join(ENV_NAMES)}")
+    parsed = parse_options(options)
+    if parsed.rollout != "random":
+        _registry_agent(game, parsed.rollout, 0)  # fail fast on an unknown rollout agent
+    if parsed.eval == "material" and parsed.depth is not None and game not in EVALUATORS:
+        raise ConfigError(f"ismcts eval=material has no evaluator for {game}; "
+                          f"games with one: {', '.join(EVALUATORS)} (use eval=returns)")
+    return ISMCTSAgent(seed, parsed)
+
+
+__all__ = ["DEFAULT_SIMS", "EVALUATORS", "ISMCTSAgent", "ISMCTSOptions", "SearchStats", "make_ismcts",
+           "parse_options"]
