@@ -2,7 +2,8 @@
 
 Names: ``random`` (any game) and ``heuristic:<name>`` for the rule-based players a game's module
 ``agents/<game>.py`` lists in its ``AGENTS`` dict (weakest first; ``STRONGEST`` names the best), and
-``ismcts[:key=value,...]``, the search player of ``agents/ismcts.py`` (e.g. ``ismcts:sims=400,rollout=random``).
+``ismcts[:key=value,...]``, the search player of ``agents/ismcts.py`` (e.g. ``ismcts:sims=400,rollout=random``),
+and ``checkpoint:<path>``, a model trained by ``python -m train`` (``agents/checkpoint.py``).
 """
 
 from __future__ import annotations
@@ -46,9 +47,13 @@ def make_agent(game: str, spec: str, seed: int | None = None) -> Agent:
         from agents.ismcts import make_ismcts
 
         return make_ismcts(game, name, seed)
+    if kind == "checkpoint":  # a trained model (agents/checkpoint.py); numpy only, no torch
+        from agents.checkpoint import make_checkpoint_agent
+
+        return make_checkpoint_agent(game, spec, seed)
     if kind == "heuristic":
         agents = heuristic_agents(game)
         if name in agents:
             return agents[name](seed)
     raise ConfigError(f"unknown agent {spec!r} for {game}; known: {', '.join(agent_names(game))}, "
-                      "ismcts[:key=value,...]")
+                      "ismcts[:key=value,...], checkpoint:<path>")

@@ -1,0 +1,85 @@
+"""A trained model as a player: ``make_agent(game, "checkpoint:<path>", seed)``.
+
+Loads a checkpoint written by ``python -m train`` (format: ``train/checkpoint.py``) and plays its
+policy network on the observation of its own seat's view, masked to the legal actions. It acts
+greedily (the most probable legal action) or samples from the masked softmax, as the training
+config's ``eval.deterministic`` says. Needs only numpy: torch is not imported.
+
+A checkpoint of another game, of an observation or action layout that differs from this
+card_envs version's, a corrupt or a missing file is a :class:`~train.checkpoint.CheckpointError`
+naming the file and what is wrong. Loaded files are cached (by path, size and modification time),
+so building one agent per game, as the match runner does, reads the file once.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+
+import numpy as np
+
+from agents.base import Agent, Decision
+from card_envs.core.engine import Game
+from train.checkpoint import Checkpoint, CheckpointError, check_game, masked_choice, read_checkpoint
+
+PREFIX = "checkpoint:"
+
+
+class CheckpointAgent(Agent):
+    """The policy of a checkpoint as an :class:`~agents.base.Agent`."""
+
+    def __init__(self, path: str, game: str, seed: int | None = None, *, deterministic: bool | None = None) -> None:
+        super().__init__(seed)
+        self.path = path
+        self.checkpoint = load(path)
+        check_game(self.checkpoint, game, source=f"checkpoint {path!r}")
+        self.game_name = game
+        self.name = f"{PREFIX}{path}"
+        recorded = bool(self.checkpoint.meta["policy"].get("deterministic", True))
+        self.deterministic = recorded if deterministic is None else deterministic
+        self.net = self.checkpoint.policy
+
+    def reset(self, game: Game, player: int) -> None:
+        if game.name != self.game_name or game.observation_size != self.net.observation_size \
+                or game.num_actions != self.net.num_actions:
+            raise CheckpointError(f"checkpoint {self.path!r} plays {self.game_name} with "
+                                  f"{self.net.observation_size} observations and {self.net.num_actions} actions; "
+                                  f"asked to play {game.name} with {game.observation_size} and {game.num_actions}")
+
+    def act(self, decision: Decision) -> int:
+        logits = self.net.logits(decision.observation)
+        return masked_choice(logits, decision.mask, None if self.deterministic else self.rng)
+
+    def action_probabilities(self, decision: Decision) -> np.ndarray:
+        """The policy's masked softmax over every action (zeros for illegal ones)."""
+        logits = self.net.logits(decision.observation).astype(np.float64)
+        mask = decision.mask.astype(bool)
+        probabilities = np.zeros_like(logits)
+        scores = np.exp(logits[mask] - logits[mask].max())
+        probabilities[mask] = scores / scores.sum()
+        return probabilities
+
+
+def load(path: str) -> Checkpoint:
+    """Read (cached) the checkpoint at ``path``."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        raise CheckpointError(f"checkpoint {path!r} does not exist") from None
+    return _load(os.path.abspath(path), status.st_size, status.st_mtime_ns)
+
+
+@lru_cache(maxsize=16)
+def _load(path: str, size: int, mtime_ns: int) -> Checkpoint:
+    return read_checkpoint(path)
+
+
+def make_checkpoint_agent(game: str, spec: str, seed: int | None = None) -> CheckpointAgent:
+    """``checkpoint:<path>`` -> the agent (used by ``agents.registry.make_agent``)."""
+    path = spec[len(PREFIX):]
+    if not path:
+        raise CheckpointError(f"agent spec {spec!r} names no file; write checkpoint:<path>")
+    return CheckpointAgent(path, game, seed)
+
+
+__all__ = ["PREFIX", "CheckpointAgent", "load", "make_checkpoint_agent"]
