@@ -70,7 +70,8 @@ def markdown(evaluation: Evaluation) -> str:
         lines.append(f"| {a.label} | {a.games} | {_ci(a.win_rate)} | {1 / e.seats:.3f} | {a.shared_wins} | "
                      f"{_ci(a.mean_return, sign=True)} | {_ci(a.mean_score, 2)} |")
     lines += ["", "## Ratings (openskill Plackett-Luce)", "",
-              "Every game is a ranking of its seats (winners first, then by return), in deal order; tau = 0. "
+              "Every game is a ranking of its seats (winners first, then by return), games in a seeded random "
+              "order; tau = 0 (fixed agents). "
               "95% interval mu +- 1.96 sigma; ordinal = mu - 3 sigma.", "",
               "| rank | agent | mu | sigma | 95% interval | ordinal |", "|---|---|---|---|---|---|"]
     for rank, r in enumerate(e.ratings, 1):

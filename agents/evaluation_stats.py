@@ -12,7 +12,7 @@ head-to-head          row agent against column agent, over every pair of seats t
                       1 if the row placed better, 1/2 on the same placing, 0 if worse. Placing: winners
                       first, then by return. Bootstrap over deals as above
 ratings               openskill's Plackett-Luce model (tau = 0: the agents do not change), every game a
-                      ranking of its seats, in deal order; 95% interval mu +- 1.96 sigma
+                      ranking of its seats, games in a seeded random order; 95% interval mu +- 1.96 sigma
 variance removed      design effect ``m * Var(per-deal mean) / Var(per-game value)`` (``m``: the
                       agent's games per deal): the variance of the duplicate estimate relative to plain
                       rotation with a fresh deal per game; 1 - design effect of it was removed
@@ -161,12 +161,14 @@ class Rating:
     ordinal: float  #: openskill's conservative estimate mu - 3 sigma
 
 
-def openskill_ratings(records: Sequence[GameRecord], labels: Sequence[str]) -> list[Rating]:
-    """Plackett-Luce ratings from every game in order (best first). An agent holding several seats
-    of one game (fewer agents than seats) takes the mean of its seats' updated ratings."""
+def openskill_ratings(records: Sequence[GameRecord], labels: Sequence[str], *, seed: int) -> list[Rating]:
+    """Plackett-Luce ratings from every game (best first). The updates are online, so the games are
+    taken in a seeded random order (no lineup always last). An agent holding several seats of one
+    game (fewer agents than seats) takes the mean of its seats' updated ratings."""
     model = PlackettLuce(tau=0.0)
     current = [model.rating(name=label) for label in labels]
-    for record in records:
+    for index in np.random.default_rng(seed).permutation(len(records)):
+        record = records[index]
         teams = [[current[agent]] for agent in record.seating]
         updated = model.rate(teams, ranks=placings(record))
         for agent in set(record.seating):
@@ -403,7 +405,7 @@ def summarize(tournament: Tournament, *, resamples: int = 2000) -> Evaluation:
     return Evaluation(
         game=tournament.game, config=tournament.config, seats=tournament.seats, seed=tournament.seed,
         workers=tournament.workers, command=tournament.command, agents=agents,
-        ratings=openskill_ratings(records, labels), head_to_head=head_to_head,
+        ratings=openskill_ratings(records, labels, seed=tournament.seed), head_to_head=head_to_head,
         seat_stats=_seat_stats(records, tournament.seats),
         lineups=[[labels[a] for a in lineup] for lineup in schedule.lineups],
         seatings=[list(row) for row in schedule.seatings], deals_planned=schedule.deals,
