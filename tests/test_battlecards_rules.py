@@ -657,6 +657,10 @@ def check_invariants(state: BattlecardsState, all_cards: Counter) -> None:
         assert all(pile_cards[k] >= state.pile_known[p][k] for k in range(14))
         if not state.active[p]:
             assert state.cards_held(p) == 0
+    public = [sum(row[k] for row in state.known + state.face_up_kinds) for k in range(14)]
+    for card in state.discard + [c for c, _o, src, _ in state.table if src < FROM_PILE]:
+        public[KIND[card]] += 1
+    assert state.public_kinds == public
     if not state.is_over:
         assert state.active[state.current_player]
         assert len(state.hands[state.current_player]) > (1 if state.phase == BURY else 0)

@@ -208,7 +208,7 @@ class BattlecardsState(GameState):
         # war
         "entry_order", "participants", "war_level", "stuck", "war_queue", "bury_left", "commit_rest",
         # public knowledge (7.5)
-        "known", "unknown", "pile_known", "pile_unknown",
+        "known", "unknown", "pile_known", "pile_unknown", "public_kinds",
         # counters and variants
         "joker_value", "retire_level", "rounds_completed", "shares", "outcome_paid", "eliminated_early",
         # outcome
@@ -244,6 +244,8 @@ class BattlecardsState(GameState):
     unknown: list[int]
     pile_known: list[list[int]]
     pile_unknown: list[int]
+    #: per kind: cards in face-up piles, face up on the table, in the discard, or in some ``K_p``
+    public_kinds: list[int]
     joker_value: int
     retire_level: int
     rounds_completed: int
@@ -272,7 +274,7 @@ class BattlecardsState(GameState):
     def legal_mask(self) -> np.ndarray:
         if self.phase == OVER:
             return np.zeros(NUM_ACTIONS, np.int8)
-        return np.array(self.hand_kinds[self.current_player], np.int8).clip(0, 1)
+        return np.array(self.hand_kinds[self.current_player], np.bool_).view(np.int8)
 
     def is_out(self, player: int) -> bool:
         """R17: eliminated players leave the game (PettingZoo: terminated early, then removed)."""
@@ -332,6 +334,8 @@ class BattlecardsState(GameState):
 
     def _place(self, player: int, card: int, source: int) -> None:
         self.table.append([card, player, source, self.war_level])
+        if source <= WAR_CARD:
+            self.public_kinds[KIND[card]] += 1
 
     # -- automatic procedures (R4-R6) -------------------------------------------------------------
 
@@ -342,6 +346,7 @@ class BattlecardsState(GameState):
         if NATURAL_VALUE[card] and NATURAL_VALUE[card] <= self.retire_level:
             self.discard.append(card)  # revealed to everyone
             self._reveal(player, card)
+            self.public_kinds[KIND[card]] += 1
         else:
             self.hands[player].append(card)
             self.hand_kinds[player][KIND[card]] += 1
@@ -382,6 +387,7 @@ class BattlecardsState(GameState):
         kind = KIND[card]
         if known[kind]:
             known[kind] -= 1
+            self.public_kinds[kind] -= 1
         else:
             self.unknown[player] -= 1
 
@@ -498,8 +504,10 @@ class BattlecardsState(GameState):
     def _collect(self, player: int, cards: Sequence[int]) -> None:
         self.face_up[player].extend(cards)
         kinds = self.face_up_kinds[player]
+        public = self.public_kinds
         for card in cards:
             kinds[KIND[card]] += 1
+            public[KIND[card]] += 1
 
     def _win_round(self, winner: int) -> None:
         """R14: the winner takes the whole table, in chronological order (R23)."""
@@ -544,6 +552,10 @@ class BattlecardsState(GameState):
         """R16: refill, eliminate, end or truncate the game, start the next round."""
         config = self.game.config
         self.rounds_completed += 1
+        public = self.public_kinds
+        for card, _owner, source, _level in self.table:  # the face-up ones now count in a face-up pile
+            if source <= WAR_CARD:
+                public[KIND[card]] -= 1
         self.table = []
         for p in self.clockwise(self.leader):  # A34: clockwise from the next leader
             self._fill(p)
@@ -588,16 +600,17 @@ class BattlecardsState(GameState):
     def _shape(self) -> None:
         """Section 9 shaping: ``lambda N/(N-1) (s_p - s'_p)`` at the end of every round."""
         weight = self.game.config.shaping_weight
+        if not weight:
+            return
         held = [self.cards_held(p) for p in range(len(self.active))]
         total = sum(held)
         if not total:  # every card retired (A32): shares are undefined, keep the last ones
             return
         shares = [c / total for c in held]
-        if weight:
-            n = len(held)
-            scale = weight * n / (n - 1)
-            for p in range(n):
-                self.rewards[p] += scale * (shares[p] - self.shares[p])
+        n = len(held)
+        scale = weight * n / (n - 1)
+        for p in range(n):
+            self.rewards[p] += scale * (shares[p] - self.shares[p])
         self.shares = shares
 
     def _pay_elimination(self, out: Sequence[int], remaining: Sequence[int]) -> None:
@@ -649,79 +662,47 @@ class BattlecardsState(GameState):
     def view(self, player: int) -> BattlecardsView:
         """Section 7: everything public, the viewer's private cards, and 7.5's derived knowledge."""
         n = len(self.active)
-        over = self.phase == OVER
         acting = self.current_player
-        table = tuple(
-            (card if source < FROM_PILE or (source == FROM_HAND and owner == player) else HIDDEN,
-             owner, source, level)
-            for card, owner, source, level in self.table
-        )
+        table = []
         facedown_pile = [0] * n
         facedown_hand = [0] * n
         table_up = [0] * NUM_KINDS
         buried = []
-        for card, owner, source, _level in self.table:
-            if source < FROM_PILE:
+        for card, owner, source, level in self.table:
+            if source <= WAR_CARD:
                 table_up[KIND[card]] += 1
+                table.append((card, owner, source, level))
             elif source == FROM_HAND:
                 facedown_hand[owner] += 1
                 if owner == player:
                     buried.append(card)
+                    table.append((card, owner, source, level))
+                else:
+                    table.append((HIDDEN, owner, source, level))
             else:
                 facedown_pile[owner] += 1
+                table.append((HIDDEN, owner, source, level))
         return BattlecardsView(
-            player=player,
-            num_players=n,
-            decision=self.phase if acting == player else OVER,
-            acting=acting,
-            acting_decision=self.phase,
-            bury_left=self.bury_left,
-            leader=self.leader,
-            rounds_completed=self.rounds_completed,
-            active=tuple(self.active),
-            hand=tuple(sorted(self.hands[player])),
-            hand_kinds=tuple(self.hand_kinds[player]),
-            buried=tuple(buried),
-            pile_known=tuple(self.pile_known[player]),
-            pile_unknown=self.pile_unknown[player],
-            hand_sizes=tuple(len(h) for h in self.hands),
-            pile_sizes=tuple(len(p) for p in self.piles),
-            face_up_piles=tuple(tuple(u) for u in self.face_up),
-            face_up_kinds=tuple(tuple(k) for k in self.face_up_kinds),
-            table=table,
-            table_up_kinds=tuple(table_up),
-            round_cards=tuple(self.round_cards),
-            fighting=tuple(self.fighting),
-            entry_order=tuple(self.entry_order),
-            participants=tuple(self.participants),
-            stuck=tuple(self.stuck),
-            war_level=self.war_level,
-            facedown_pile=tuple(facedown_pile),
-            facedown_hand=tuple(facedown_hand),
-            known=tuple(tuple(k) for k in self.known),
-            unknown=tuple(self.unknown),
-            joker_value=self.joker_value,
-            retire_level=self.retire_level,
-            discard=tuple(self.discard),
-            set_aside=len(self.set_aside),
-            unaccounted=tuple(self._unaccounted(player, table_up, buried)),
-            over=over,
+            player, n, self.phase if acting == player else OVER, acting, self.phase, self.bury_left,
+            self.leader, self.rounds_completed, tuple(self.active), tuple(sorted(self.hands[player])),
+            tuple(self.hand_kinds[player]), tuple(buried), tuple(self.pile_known[player]),
+            self.pile_unknown[player], tuple(map(len, self.hands)), tuple(map(len, self.piles)),
+            tuple(map(tuple, self.face_up)), tuple(map(tuple, self.face_up_kinds)), tuple(table),
+            tuple(table_up), tuple(self.round_cards), tuple(self.fighting), tuple(self.entry_order),
+            tuple(self.participants), tuple(self.stuck), self.war_level, tuple(facedown_pile),
+            tuple(facedown_hand), tuple(map(tuple, self.known)), tuple(self.unknown), self.joker_value,
+            self.retire_level, tuple(self.discard), len(self.set_aside), tuple(self._unaccounted(player, buried)),
+            self.phase == OVER,
         )
 
-    def _unaccounted(self, player: int, table_up: Sequence[int], buried: Sequence[int]) -> list[int]:
-        """7.5 ``unaccounted_o``: the deck minus everything the viewer can place."""
-        counts = list(self.composition)
-        for k, c in enumerate(self.hand_kinds[player]):
-            counts[k] -= c
+    def _unaccounted(self, player: int, buried: Sequence[int]) -> list[int]:
+        """7.5 ``unaccounted_o``: the deck minus everything the viewer can place (own hand, own
+        buried cards, ``F_o``, face-up piles and table cards, the discard, the other players' ``K_p``)."""
+        counts = [total - public + known - held - pile for total, public, known, held, pile in zip(
+            self.composition, self.public_kinds, self.known[player], self.hand_kinds[player],
+            self.pile_known[player], strict=True)]
         for card in buried:
             counts[KIND[card]] -= 1
-        for card in self.discard:
-            counts[KIND[card]] -= 1
-        rows = [self.pile_known[player], table_up] + self.face_up_kinds
-        rows += [self.known[p] for p in range(len(self.active)) if p != player]
-        for row in rows:
-            for k in range(NUM_KINDS):
-                counts[k] -= row[k]
         return counts
 
     # -- card bookkeeping for tests and search --------------------------------------------------------
@@ -853,19 +834,15 @@ class Battlecards(Game):
     action_names = ACTION_NAMES
     config: BattlecardsConfig
 
-    def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
-        from card_envs.battlecards import encoding  # encoding depends on the rules, not vice versa
-
-        self._encoding = encoding
-
     @property
     def num_players(self) -> int:
         return self.config.num_players
 
-    @property
-    def observation_size(self) -> int:
-        return self._encoding.OBSERVATION_SIZE
+    def max_decisions(self) -> int | None:
+        """Every decision puts a distinct card on the table, emptied at each round's end: at most
+        54 decisions per round, so ``54 * max_rounds`` (None without a round limit)."""
+        rounds = self.config.max_rounds
+        return None if rounds is None else MAX_DECK * rounds
 
     @classmethod
     def variant_configs(cls) -> list[dict[str, Any]]:
@@ -911,6 +888,7 @@ class Battlecards(Game):
         state.unknown = [k] * n
         state.pile_known = [[0] * NUM_KINDS for _ in range(n)]
         state.pile_unknown = [k] * n
+        state.public_kinds = [0] * NUM_KINDS
         state.joker_value = config.joker_initial_value  # A36
         state.retire_level = 1
         state.rounds_completed = 0
