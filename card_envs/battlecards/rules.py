@@ -212,7 +212,7 @@ class BattlecardsState(GameState):
         # counters and variants
         "joker_value", "retire_level", "rounds_completed", "shares", "outcome_paid", "eliminated_early",
         # outcome
-        "winners", "terminated", "truncated", "rewards", "cumulative", "history",
+        "winner_set", "terminated", "truncated", "rewards", "cumulative", "history",
     )
 
     game: Battlecards
@@ -252,7 +252,8 @@ class BattlecardsState(GameState):
     shares: list[float]
     outcome_paid: list[float]
     eliminated_early: list[int]
-    winners: list[int]
+    #: R18 / R19 winner set W once the game is over
+    winner_set: list[int]
 
     # -- queries ---------------------------------------------------------------------------------
 
@@ -275,6 +276,10 @@ class BattlecardsState(GameState):
         if self.phase == OVER:
             return np.zeros(NUM_ACTIONS, np.int8)
         return np.array(self.hand_kinds[self.current_player], np.bool_).view(np.int8)
+
+    def winners(self) -> list[int]:
+        """R18 / R19: the winner set ``W`` (several on a draw; on truncation the most cards held)."""
+        return list(self.winner_set) if self.phase == OVER else []
 
     def is_out(self, player: int) -> bool:
         """R17: eliminated players leave the game (PettingZoo: terminated early, then removed)."""
@@ -638,7 +643,7 @@ class BattlecardsState(GameState):
         |E| / ((N-1) w)``, a loser ``-w/(N-1)`` (``R`` present, ``E`` eliminated earlier, ``w =
         |W|``). Without earlier eliminations, or with a sole winner, this is exactly section 9.
         """
-        self.winners = sorted(winners)
+        self.winner_set = sorted(winners)
         self.terminated = not truncated
         self.truncated = truncated
         self.phase = OVER
@@ -651,9 +656,9 @@ class BattlecardsState(GameState):
             total = sum(held)
             targets = {p: n / (n - 1) * (held[p] / total - 1 / n) for p in present}
         else:
-            w = len(self.winners)
+            w = len(self.winner_set)
             win = (len(present) - w) / (n - 1) + len(early) / ((n - 1) * w)
-            targets = {p: win if p in self.winners else -w / (n - 1) for p in present}
+            targets = {p: win if p in self.winner_set else -w / (n - 1) for p in present}
         for p in present:
             self._pay_outcome(p, targets[p] - self.outcome_paid[p])
 
@@ -812,11 +817,11 @@ class BattlecardsState(GameState):
             lines.append(f"player_{self.current_player} to {VERBS[self.phase]}{extra}")
         elif self.truncated:
             lines.append(f"truncated after {self.rounds_completed} rounds; most cards: "
-                         f"{', '.join(f'player_{p}' for p in self.winners)}")
-        elif len(self.winners) == 1:
-            lines.append(f"game over: player_{self.winners[0]} wins")
+                         f"{', '.join(f'player_{p}' for p in self.winner_set)}")
+        elif len(self.winner_set) == 1:
+            lines.append(f"game over: player_{self.winner_set[0]} wins")
         else:
-            lines.append(f"game over: draw between {', '.join(f'player_{p}' for p in self.winners)}")
+            lines.append(f"game over: draw between {', '.join(f'player_{p}' for p in self.winner_set)}")
         return "\n".join(lines)
 
 
@@ -894,7 +899,7 @@ class Battlecards(Game):
         state.rounds_completed = 0
         state.outcome_paid = [0.0] * n
         state.eliminated_early = []
-        state.winners = []
+        state.winner_set = []
         state.terminated = state.truncated = False
         state.rewards = [0.0] * n
         state.cumulative = [0.0] * n
