@@ -85,7 +85,7 @@ def play_all(agent: str, games: int, seed: int, workers: int, progress: bool) ->
     bar = ProgressBar(games * len(PAIRS), f"{agent} self-play, 12 suit pairs", progress)
     if workers > 1:
         with ProcessPoolExecutor(workers) as pool:
-            for job, part in zip(jobs, pool.map(play_chunk, jobs)):
+            for job, part in zip(jobs, pool.map(play_chunk, jobs), strict=True):
                 records[job[1]].extend(part)
                 bar.update(len(part))
     else:
@@ -219,14 +219,22 @@ def render_markdown(report: dict[str, Any]) -> str:
         cells = ["—" if a == b else _ci(matrix[a][b]) for b in SUITS]
         lines.append(f"| **{SUIT_NAMES[a]}** | " + " | ".join(cells) + f" | {_ci(overall[a])} |")
     ranking = sorted(SUITS, key=lambda s: -overall[s]["rate"])
+    lopsided = max(itertools.permutations(SUITS, 2), key=lambda ab: matrix[ab[0]][ab[1]]["rate"])
+    even = min(itertools.combinations(SUITS, 2), key=lambda ab: abs(matrix[ab[0]][ab[1]]["rate"]
+                                                                    - matrix[ab[1]][ab[0]]["rate"]))
     lines += ["", "Ranking by win rate against all three: "
-              + " > ".join(f"{SUIT_NAMES[s]} ({overall[s]['rate']:.3f})" for s in ranking) + ".", ""]
+              + " > ".join(f"{SUIT_NAMES[s]} ({overall[s]['rate']:.3f})" for s in ranking) + ". "
+              f"Most lopsided: {SUIT_NAMES[lopsided[0]]} beats {SUIT_NAMES[lopsided[1]]} "
+              f"{matrix[lopsided[0]][lopsided[1]]['rate']:.3f} of the time. Most even: {SUIT_NAMES[even[0]]} – "
+              f"{SUIT_NAMES[even[1]]} ({matrix[even[0]][even[1]]['rate']:.3f} : {matrix[even[1]][even[0]]['rate']:.3f}"
+              + (", the rest draws)." if matrix[even[0]][even[1]]["rate"] + matrix[even[1]][even[0]]["rate"] < 0.95
+                 else ")."), ""]
     lines += [
         "## Every ordered pair",
         "",
         "| player_0 – player_1 | games | player_0 wins | player_1 wins | draws | starter wins | "
-        "kills / stalemates / turn limits | median turns |",
-        "|---|---|---|---|---|---|---|---|",
+        "starter's share of decisive games | kills / stalemates / turn limits | median turns |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for pair in PAIRS:
         row = report["pairs"][pair]
@@ -234,6 +242,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         lines.append(
             f"| {SUIT_NAMES[pair[0]]} – {SUIT_NAMES[pair[1]]} | {row['games']} | {_ci(row['first_suit_wins'])} | "
             f"{_ci(row['second_suit_wins'])} | {_ci(row['draws'])} | {_ci(row['starter_wins'])} | "
+            f"{_ci(row['starter_share_of_decisive'])} | "
             f"{outcomes['kill']} / {outcomes['stalemate']} / {outcomes['turn_limit']} | {row['turns']['median']:.0f} |")
     first = report["first_player"]
     lines += [

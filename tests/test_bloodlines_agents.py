@@ -144,3 +144,45 @@ def test_defender_beats_aggressor_on_a_small_sample():
             winners = play_game(game, lineup, deal_seed).winners()
             score += (winners == [seat]) - (winners == [1 - seat])
     assert score > 0
+
+
+# -- the balance benchmark (benchmarks/bloodlines_balance.py): structure and statistics, tiny budgets --------
+
+
+def test_balance_games_do_not_depend_on_how_they_are_split():
+    from benchmarks import bloodlines_balance as balance
+
+    whole = balance.play_chunk(("heuristic:aggressor", "DS", 5, 0, 4))
+    parts = balance.play_chunk(("heuristic:aggressor", "DS", 5, 0, 2)) + \
+        balance.play_chunk(("heuristic:aggressor", "DS", 5, 2, 4))
+    assert whole == parts
+    assert [starter for _, starter, *_ in whole] == [0, 1, 0, 1]  # each deal once with each starter
+
+
+def test_balance_statistics_pool_both_seat_orders():
+    from benchmarks import bloodlines_balance as balance
+
+    # (winner, starter, turns, decisions, outcome); the C-D pair: C (player_0) wins 1 of 4, one draw
+    records = {pair: [(0, 0, 20, 40, "kill")] * 2 for pair in balance.PAIRS}
+    records["CD"] = [(0, 0, 10, 20, "kill"), (1, 1, 12, 25, "kill"), (1, 0, 14, 30, "kill"),
+                     (-1, 1, 40, 80, "stalemate")]
+    records["DC"] = [(1, 0, 10, 20, "kill"), (0, 1, 10, 20, "kill")]  # C (player_1) wins 1 of 2
+    matrix = balance.suit_matrix(records)
+    assert (matrix["C"]["D"]["count"], matrix["C"]["D"]["of"]) == (2, 6)
+    assert (matrix["D"]["C"]["count"], matrix["D"]["C"]["of"]) == (3, 6)
+    summary = balance.pair_summary(records["CD"])
+    assert summary["draws"]["count"] == 1 and summary["starter_wins"]["count"] == 2
+    assert summary["outcomes"] == {"kill": 3, "stalemate": 1, "turn_limit": 0}
+    assert summary["first_suit_wins"]["low"] < 0.25 < summary["first_suit_wins"]["high"]
+
+
+def test_balance_report_files_are_written(tmp_path):
+    from benchmarks import bloodlines_balance as balance
+
+    report = balance.main(["--games", "2", "--workers", "1", "--agent", "heuristic:aggressor", "--quiet",
+                           "--out", str(tmp_path)])
+    assert report["games"] == 24 and set(report["pairs"]) == set(balance.PAIRS)
+    text = (tmp_path / "bloodlines_balance.md").read_text()
+    assert "Suit against suit" in text and "First-player advantage" in text and "Game length" in text
+    assert (tmp_path / "bloodlines_balance.png").read_bytes()[:4] == b"\x89PNG"
+    assert not list(tmp_path.glob(".*.tmp")) and not list(tmp_path.glob(".*png"))
