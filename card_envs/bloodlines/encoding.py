@@ -59,6 +59,7 @@ import numpy as np
 
 from card_envs.bloodlines.rules import (
     ACTION_NAMES,
+    MAX_VALUE_SUM,
     NUM_NUMBER_CARDS,
     NUM_ZONES,
     Z_DISCARD,
@@ -144,7 +145,7 @@ def _zone_index() -> np.ndarray:
 
 _ZONE_INDEX = _zone_index().ravel()
 _ROW_START = np.arange(2 * NUM_NUMBER_CARDS) * NUM_ZONES
-_SCALE = 1.0 / 63.0
+_SCALE = 1.0 / MAX_VALUE_SUM
 _JOKERS = (52, 53)
 _ONE_HOT3 = {-1: (0.0, 0.0, 0.0), 0: (1.0, 0.0, 0.0), 1: (0.0, 1.0, 0.0), 2: (0.0, 0.0, 1.0)}
 _ONE_HOT4 = tuple(tuple(float(i == j) for j in range(4)) for i in range(4))
