@@ -430,14 +430,17 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def _git_commit() -> str | None:
+def _git(*args: str) -> str | None:
     try:
         root = Path(__file__).resolve().parents[1]
-        out = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
-                             capture_output=True, text=True, timeout=10)
-        return out.stdout.strip() or None
+        out = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10)
+        return out.stdout.strip() if out.returncode == 0 else None
     except (OSError, subprocess.SubprocessError):
         return None
+
+
+def _load_average() -> list[float] | None:
+    return [round(load, 2) for load in os.getloadavg()] if hasattr(os, "getloadavg") else None
 
 
 def machine_description() -> dict[str, Any]:
@@ -454,8 +457,10 @@ def machine_description() -> dict[str, Any]:
         "rlcard": _version("rlcard"),
         "open_spiel": _version("open_spiel"),
         "card_envs": card_envs.__version__,
-        "git_commit": _git_commit(),
-        "load_average_at_start": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
+        "git_commit": _git("rev-parse", "--short", "HEAD"),
+        # tracked files changed since that commit (other work in progress in a shared checkout)
+        "git_uncommitted_changes": bool(_git("status", "--porcelain", "--untracked-files=no")),
+        "load_average_at_start": _load_average(),
     }
 
 
@@ -530,6 +535,12 @@ def render_markdown(report: dict[str, Any]) -> str:
         lines += [f"| {t['row']} | {_ratio(t['ratio_to_leduc'])} | {'yes' if t['meets_target'] else 'NO'} | "
                   f"{_ratio(t['ratio_to_leduc_cpu'])} |" for t in report["speed_targets"]]
     lines += ["", "## How actions are chosen", "", report["action_selection"], "", "## Machine", ""]
+    start_load, cpus = machine.get("load_average_at_start"), machine.get("usable_cpus") or machine.get("logical_cpus")
+    end_load = settings.get("load_average_at_end") or start_load
+    if start_load and cpus and max(start_load[0], end_load[0]) > cpus:
+        lines += [f"The machine was busy (1-minute load average {start_load[0]:g} at the start, "
+                  f"{end_load[0]:g} at the end, on {cpus} CPUs): wall-clock rates are "
+                  "depressed and noisier; the CPU-time columns and the paired ratios are the ones to compare.", ""]
     lines += [f"- {key.replace('_', ' ')}: {value}" for key, value in machine.items()]
     lines += [f"- load average at end: {settings.get('load_average_at_end')}",
               f"- seed: {settings['seed']}", ""]
@@ -606,7 +617,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     workloads = our_workloads(games) + ([] if args.no_anchors else anchor_workloads())
     log(f"measuring {len(workloads)} rows x {args.repeats} repeats x {args.seconds:g} s; {ACTION_SELECTION}")
     measure(workloads, args.repeats, args.seconds, args.seed)
-    settings["load_average_at_end"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
+    settings["load_average_at_end"] = _load_average()
     report = build_report(workloads, settings, machine, date, command)
     markdown, data = write_results(report, args.out)
     for target in report["speed_targets"]:
