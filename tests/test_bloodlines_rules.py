@@ -1033,3 +1033,19 @@ def test_illegal_actions_raise_and_change_nothing():  # section 4 "Illegal actio
         with pytest.raises(IllegalActionError, match=f"'{name}' is illegal.*legal: 1 'cycle 3C'"):
             play(state, name)
         assert state.to_dict() == before
+
+
+def test_clone_copies_every_field_and_shares_no_list():
+    state = sc10()  # units, hearts, pools, jokers and a pending decoy
+    twin = state.clone()
+    assert twin == state and twin.rng.bit_generator.state == state.rng.bit_generator.state
+    for name in BloodlinesState.fields:
+        assert getattr(twin, name) == getattr(state, name), name
+        if isinstance(getattr(state, name), list):
+            assert getattr(twin, name) is not getattr(state, name), name
+    before = state.to_dict()
+    random_game(twin, np.random.default_rng(0))
+    assert state.to_dict() == before  # playing the copy to the end left the original untouched
+    again = state.clone()
+    random_game(again, np.random.default_rng(0))
+    assert again.to_dict() == twin.to_dict()
