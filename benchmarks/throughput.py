@@ -24,7 +24,8 @@ infostate)``           player before every decision (what an RL agent would read
 
 Every loop picks actions the same way (``ACTION_SELECTION``), so ours and the anchors pay the same
 agent overhead. Rows are measured round-robin (repeat 1 of every row, then repeat 2, ...) so a busy
-machine slows every row alike, and each ratio is taken per repeat (paired) before its median.
+machine slows every row alike, and each ratio is taken per repeat (paired) before its median. Each
+sample records wall time (the headline rates) and this process's CPU time (steadier on a shared machine).
 
 Results: ``results/throughput.md`` (tables and the machine description) and ``results/throughput.json``,
 each written to a temporary file in the same directory and renamed into place. Progress goes to stderr.
