@@ -736,15 +736,15 @@ def test_r7_resource_actions_never_while_discards_are_owed_or_in_decoy():  # R7,
 
 
 def test_r7b_power_in_main_returns_to_main():  # R7b, R8, A15
-    state = deal(["2H", "3H", "4H", "5H", "2C", "6S", "7S", "8S", "9S"], [], bloodlines=("C", "S"))
+    state = deal(["2H", "3H", "4H", "5H", "2C", "6S", "7S", "3C", "9S"], [], bloodlines=("C", "S"))
     assert state.phase == MAIN  # T1: STEP1 forced (no club or diamond)
     play(state, "heart 2H on J", "end step 1", "pass")
     assert state.phase == MAIN and hand(state, 0) == {"3H", "4H", "5H", "2C"}  # T3: drew 2C
-    play(state, "power 2C")  # value 3: draws 6S 7S 8S
+    play(state, "power 2C")  # value 3: draws 6S 7S 3C
     assert state.phase == DISCARD_PHASE and state.owed == 2
     play(state, "discard 3H", "discard 4H")
-    assert state.phase == MAIN and state.turn == 3 and hand(state, 0) == {"5H", "6S", "7S", "8S"}
-    assert ID["new unit 8S"] in legal(state) and ID["end step 1"] not in legal(state)
+    assert state.phase == MAIN and state.turn == 3 and hand(state, 0) == {"5H", "6S", "7S", "3C"}
+    assert ID["new unit 7S"] in legal(state) and ID["end step 1"] not in legal(state)
 
 
 def test_r7c_pooling_is_legal_with_an_empty_pile():  # R7c, R12, A31, A36
