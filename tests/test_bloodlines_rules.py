@@ -115,7 +115,7 @@ def random_game(state: BloodlinesState, rng: np.random.Generator, check=assert_c
 # -- section 2 and 8: notation, values, action names ------------------------------------------------
 
 
-def test_action_names_and_indices_follow_section_8():
+def test_action_names_and_indices_follow_section_8():  # section 8, A28: only royals are ever targets
     assert len(ACTION_NAMES) == 215
     expected = {
         0: "cycle 2C", 1: "cycle 3C", 8: "cycle 10C", 9: "cycle 2D", 17: "cycle 10D",
@@ -221,7 +221,7 @@ def test_decks_option_needs_one_pile_per_player(decks):  # S4
         game.new_state(np.random.default_rng(0), {"deck": CANONICAL})
 
 
-def test_random_setup_uses_the_generator_in_the_specified_order():  # S2, S6, S7, A4
+def test_random_setup_uses_the_generator_in_the_specified_order():  # S2, S6, S7, A4, A8
     for seed in range(5):
         rng = np.random.default_rng(seed)
         first = int(rng.integers(4))
@@ -237,7 +237,7 @@ def test_random_setup_uses_the_generator_in_the_specified_order():  # S2, S6, S7
         assert state.active == starter == state.starting_player
 
 
-def test_random_bloodlines_cover_the_twelve_ordered_pairs_evenly():  # S2, A4, A50
+def test_random_bloodlines_cover_the_twelve_ordered_pairs_evenly():  # S2, A4, A7, A50
     counts = Counter()
     for seed in range(2400):
         state = Bloodlines().new_state(np.random.default_rng(seed))
@@ -246,7 +246,7 @@ def test_random_bloodlines_cover_the_twelve_ordered_pairs_evenly():  # S2, A4, A
     assert all(140 <= n <= 260 for n in counts.values()), counts  # 200 expected each
 
 
-def test_random_setup_properties_sc17():  # Sc-17, S2, S5, S6, R11
+def test_random_setup_properties_sc17():  # Sc-17, S2, S5, S6, R11, A5, A46
     starters = Counter()
     for seed in range(200):
         state = Bloodlines().new_state(np.random.default_rng(seed))
@@ -269,7 +269,7 @@ def test_random_setup_properties_sc17():  # Sc-17, S2, S5, S6, R11
     assert starters[0] > 60 and starters[1] > 60
 
 
-def test_configured_starting_player_and_bloodlines():  # S2, S6, A6
+def test_configured_starting_player_and_bloodlines():  # S1, S2, S6, A6
     state = Bloodlines(bloodlines=("h", "c"), starting_player=1).new_state(np.random.default_rng(0))
     assert state.bloodlines == [2, 0] and state.active == 1 and state.current_player == 1
 
@@ -378,6 +378,7 @@ def test_sc2_hearts_a_legal_attack_and_its_resolution():  # Sc-2, R2, R9a, R9d, 
     assert legal(state) == {4, 9, 211}
     play(state, "end step 1")
     assert hand(state, 1) == {"10S", "6C", "2D", "9H"}
+    assert {94, 95} <= legal(state) and 93 not in legal(state)  # A23: hearts only on surviving own royals
     assert state.returns() == [0.0, 0.0]
 
 
@@ -414,7 +415,7 @@ def test_sc3_strictly_greater_and_growing_a_unit():  # Sc-3, R9c, R9d, A26
     assert {0, 18} <= actions
 
 
-def test_sc4_cycling_mandatory_main_action_and_information():  # Sc-4, R6, R7a, A21, section 7
+def test_sc4_cycling_mandatory_main_action_and_information():  # Sc-4, R6, R7a, A19, A21, A37, A38, section 7
     state = deal(["2C", "3C", "4D", "5D", "6H", "7C"], [], bloodlines=("H", "S"))
     assert legal(state) == {0, 1, 11, 12, 211}
     play(state, "end step 1")
@@ -607,7 +608,7 @@ def test_sc10_branch_b_no_decoy_loses_the_royal():  # Sc-10 step 6, R10.4
     assert {207, 208, 209} <= legal(state)
 
 
-def test_sc13_immediate_stalemate_with_equal_royals_is_a_draw():  # Sc-13, R15, R16, A40
+def test_sc13_immediate_stalemate_with_equal_royals_is_a_draw():  # Sc-13, R15, R16, A40, A51
     state = deal(["2C", "3C", "4D", "5D"], ["2C", "3C", "4D", "5D"], bloodlines=("H", "S"))
     assert legal(state) == {0, 1, 11, 12, 211}
     play(state, "end step 1")
@@ -754,7 +755,7 @@ def test_r7c_pooling_is_legal_with_an_empty_pile():  # R7c, R12, A31, A36
     assert set(range(27, 36)) <= actions and not actions & set(range(0, 27))
 
 
-def test_r9b_r17_units_are_appended_and_close_gaps():  # R9b, R10.1, R17, A25, A27
+def test_r9b_r17_units_are_appended_and_close_gaps():  # R9b, R10.1, R17, A24, A25, A27
     state = deal(["2S", "3S", "4S", "5S", "6S", "7S", "8S", "9S"], [], bloodlines=("S", "C"))
     play(state, "new unit 2S", "end step 1", "pass")
     play(state, "new unit 3S", "end step 1", "pass")
@@ -977,7 +978,7 @@ def test_sample_hidden_keeps_the_view():  # section 7
         assert_consistent(twin)
 
 
-def test_render_shows_the_table():
+def test_render_shows_the_table():  # A42: the table layout is only a picture
     state = sc10()
     text = state.render()
     assert "player_0" in text and "JD" in text and "decoy" in text and "X1" in text
