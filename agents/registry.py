@@ -24,8 +24,14 @@ def _game_module(game: str) -> ModuleType:
 
 
 def heuristic_agents(game: str) -> dict[str, Callable[..., Agent]]:
-    """The game's rule-based players, weakest first."""
-    return dict(_game_module(game).AGENTS)
+    """The game's rule-based players, weakest first (none while ``agents/<game>.py`` does not exist yet)."""
+    try:
+        module = _game_module(game)
+    except ModuleNotFoundError as error:
+        if error.name == f"agents.{game.rsplit('_v', 1)[0]}":
+            return {}
+        raise
+    return dict(module.AGENTS)
 
 
 def strongest_heuristic(game: str) -> str:

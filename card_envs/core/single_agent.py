@@ -1,0 +1,245 @@
+"""A single-agent Gymnasium view of any game: one learner seat, opponents in every other seat.
+
+Built for training a learner with masked policy-gradient methods (sb3-contrib's MaskablePPO,
+or anything that reads ``action_masks()``) against a pool of opponents. It drives the rules
+engine directly (``card_envs.make_game`` + ``GameState``), not the AEC env, for speed.
+
+>>> from card_envs.core.single_agent import SingleAgentEnv
+>>> from agents.base import RandomAgent
+>>> env = SingleAgentEnv("revolutionary_war_v0", opponents=[RandomAgent(0)])
+>>> observation, info = env.reset(seed=0)
+>>> mask = env.action_masks()                      # int8, 1 = legal for the learner
+
+=====================  ======================================================================
+Seats                  the learner takes one seat, drawn uniformly at random every episode
+                       (``seat=k`` fixes it); every other seat is played by an opponent
+                       drawn from ``opponents`` at each reset
+Observation space      ``Box(float32, (game.observation_size,))``: ``game.encode`` of the
+                       learner's view (the game's observation table)
+Action space           ``Discrete(game.num_actions)``; ``action_masks()`` gives the legal set
+                       (all zeros once the episode is over). Not repeated in ``info``:
+                       SB3's vector envs deep-copy every info dict on every step
+Reward                 the learner's own reward (the game's ``rewards`` for its seat), summed
+                       over every decision since its previous step: whatever it earns during
+                       the opponents' moves arrives with its next step, or with the final step.
+                       Every episode ends with the learner's final reward: wins, losses and
+                       draws alike (an episode can end on an opponent's move)
+terminated/truncated   the game ended / hit its limit (``state.terminated`` / ``truncated``)
+final ``info``         ``returns`` (every seat), ``winners``, ``seat``, ``opponents`` (names),
+                       ``won`` and ``is_success`` (the learner is among the winners)
+illegal action         ``illegal_action="raise"`` (default): :class:`IllegalActionError` naming
+                       the action and the legal set, nothing changes. ``"lose"``: as PettingZoo's
+                       classic envs, the episode ends (terminated) with reward -1 for the learner
+                       and ``info["illegal_action"]`` set -- for learners without masking, and
+                       for Gymnasium's ``check_env``, which steps with unmasked samples
+=====================  ======================================================================
+
+Opponents. Each is either an agent (``agents.base.Agent``: ``reset(game, seat)`` at the start of
+an episode, then ``act(decision)``; it reads only its seat's view) or any callable policy
+``policy(observation, mask) -> action`` on that seat's observation vector and int8 mask.
+``opponents`` is a sequence of them (one is drawn uniformly per seat and episode) or a pool
+object with ``sample(rng, seat) -> opponent`` (``train.pool.OpponentPool``); the env's seeded
+generator makes every draw, and reseeds every opponent's ``rng`` attribute (an ``Agent`` has one)
+at each reset, so ``reset(seed=s)`` fixes the deal, the seat, the line-up and the opponents' play.
+An agent instance drawn for several seats of one episode is reset once per seat, so agents
+that keep per-episode memory should come from a pool that gives each seat its own instance.
+
+Episodes. If the game ends before the learner's first decision (possible in games with early
+eliminations), the deal is replayed from the next draw of the generator, since a Gymnasium
+episode cannot end at ``reset``. A learner eliminated early (``state.is_out``) has no more
+decisions: the opponents play the game out and the final step carries its result.
+
+This module imports neither torch nor any RL library.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from card_envs.core.engine import Game, GameState
+from card_envs.core.errors import ConfigError, StateError
+
+#: redeals allowed when games keep ending before the learner's first decision
+MAX_REDEALS = 100
+
+
+class SingleAgentEnv(gymnasium.Env):
+    """One learner seat of ``game`` against ``opponents``; see the module docstring."""
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 1}
+
+    def __init__(self, game: str | Game, opponents: Any, *, seat: int | None = None,
+                 options: Mapping[str, Any] | None = None, illegal_action: str = "raise",
+                 render_mode: str | None = None) -> None:
+        super().__init__()
+        self.game = _make_game(game, options)
+        players = self.game.num_players
+        if players < 2:
+            raise ConfigError(f"{self.game.name}: a single-agent view needs at least 2 seats, the game has {players}")
+        if seat is not None and not (isinstance(seat, (int, np.integer)) and 0 <= seat < players):
+            raise ConfigError(f"seat must be None (random) or a seat 0..{players - 1}, got {seat!r}")
+        if render_mode not in (None, "ansi"):
+            raise ConfigError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        if illegal_action not in ("raise", "lose"):
+            raise ConfigError(f"illegal_action must be 'raise' or 'lose', got {illegal_action!r}")
+        self.render_mode = render_mode
+        self.illegal_action = illegal_action
+        self.opponents = _check_opponents(opponents)
+        self.fixed_seat = None if seat is None else int(seat)
+        self.observation_space = spaces.Box(-np.inf, np.inf, (self.game.observation_size,), np.float32)
+        self.action_space = spaces.Discrete(self.game.num_actions)
+        self.state: GameState | None = None
+        self.ended = True  # no episode under way until reset
+        self.seat = 0
+        self.lineup: list[Any] = []
+        self._mask = np.zeros(self.game.num_actions, np.int8)
+        self._no_mask = self._mask
+        self._decision_class: type | None = None
+
+    # -- Gymnasium API ------------------------------------------------------------------------------
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
+              ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Deal (``options`` are the game's reset options, e.g. ``{"deck": [...]}``), pick the
+        learner's seat and the opponents, and play until the learner's first decision."""
+        super().reset(seed=seed)
+        rng = self.np_random
+        for _ in range(MAX_REDEALS):
+            self.seat = self.fixed_seat if self.fixed_seat is not None else int(rng.integers(self.game.num_players))
+            self.lineup = [None if s == self.seat else self._draw_opponent(rng, s)
+                           for s in range(self.game.num_players)]
+            self.state = self.game.new_state(rng, options)
+            for s, opponent in enumerate(self.lineup):
+                if opponent is None:
+                    continue
+                if isinstance(getattr(opponent, "rng", None), np.random.Generator):
+                    opponent.rng = np.random.default_rng(int(rng.integers(2**63)))
+                if hasattr(opponent, "act"):
+                    opponent.reset(self.game, s)
+            self._play_opponents()
+            if not self.state.is_over:
+                self.ended = False
+                return self._observation(), {}
+        raise StateError(f"{self.game.name}: {MAX_REDEALS} deals in a row ended before the learner's first decision")
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        state = self.state
+        if self.ended:
+            raise StateError(f"{self.game.name}: step() needs reset() first (the episode is over or not started)")
+        if isinstance(action, (np.integer, np.ndarray)) and np.ndim(action) == 0:
+            action = int(action)
+        if self.illegal_action == "lose" and not (isinstance(action, int) and 0 <= action < len(self._mask)
+                                                   and self._mask[action]):
+            return self._lose_on_illegal(action)
+        state.apply(action)
+        reward = state.rewards[self.seat]
+        reward += self._play_opponents()
+        observation = self._observation()
+        if state.is_over:
+            self.ended = True
+            return observation, float(reward), state.terminated, state.truncated, self._final_info()
+        return observation, float(reward), False, False, {}
+
+    def _lose_on_illegal(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        self.ended = True
+        self._mask = self._no_mask
+        info = {"illegal_action": action, "seat": self.seat, "won": False,
+                "is_success": False}
+        return self._observation(), -1.0, True, False, info
+
+    def action_masks(self) -> np.ndarray:
+        """int8 mask of the learner's legal actions (all zeros once the episode is over)."""
+        return self._mask
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() without render_mode; create the env with render_mode='ansi'")
+            return None
+        if self.state is None:
+            raise StateError("render() needs reset() first")
+        return self.state.render()
+
+    # -- the other seats ----------------------------------------------------------------------------
+
+    def _play_opponents(self) -> float:
+        """Let opponents act until the learner is to act or the game is over; the learner's reward meanwhile."""
+        state, seat, lineup = self.state, self.seat, self.lineup
+        earned = 0.0
+        while not state.is_over:
+            player = state.current_player
+            if player == seat:
+                self._mask = state.legal_mask()
+                return earned
+            state.apply(self._opponent_action(lineup[player], player))
+            earned += state.rewards[seat]
+        self._mask = self._no_mask
+        return earned
+
+    def _opponent_action(self, opponent: Any, player: int) -> int:
+        state = self.state
+        if hasattr(opponent, "act"):
+            if self._decision_class is None:
+                from agents.base import Decision  # the Agent interface's decision type (no torch)
+
+                self._decision_class = Decision
+            return opponent.act(self._decision_class(self.game, player, state.view(player), state.legal_actions()))
+        return int(opponent(self.game.encode(state.view(player)), state.legal_mask()))
+
+    def _draw_opponent(self, rng: np.random.Generator, seat: int) -> Any:
+        if hasattr(self.opponents, "sample"):
+            return _check_opponent(self.opponents.sample(rng, seat))
+        return self.opponents[int(rng.integers(len(self.opponents)))]
+
+    # -- what the learner sees -----------------------------------------------------------------------
+
+    def _observation(self) -> np.ndarray:
+        return self.game.encode(self.state.view(self.seat))
+
+    def _final_info(self) -> dict[str, Any]:
+        state = self.state
+        winners = state.winners()
+        won = self.seat in winners
+        return {"returns": state.returns(), "winners": winners, "seat": self.seat,
+                "opponents": [_name(o) for o in self.lineup if o is not None], "won": won, "is_success": won}
+
+
+def _make_game(game: str | Game, options: Mapping[str, Any] | None) -> Game:
+    if isinstance(game, Game):
+        if options:
+            raise ConfigError("pass game options either to the Game or as options, not both")
+        return game
+    import card_envs
+
+    return card_envs.make_game(game, **dict(options or {}))
+
+
+def _check_opponent(opponent: Any) -> Any:
+    if not (hasattr(opponent, "act") or callable(opponent)):
+        raise ConfigError(f"an opponent must be an Agent (with act(decision)) or a callable policy "
+                          f"(observation, mask) -> action, got {opponent!r}")
+    return opponent
+
+
+def _check_opponents(opponents: Any) -> Any:
+    if hasattr(opponents, "sample"):
+        return opponents
+    if hasattr(opponents, "act") or callable(opponents):
+        return [opponents]
+    if isinstance(opponents, Sequence) and not isinstance(opponents, str) and len(opponents) > 0:
+        return [_check_opponent(o) for o in opponents]
+    raise ConfigError(f"opponents must be an opponent, a non-empty sequence of opponents or a pool with "
+                      f"sample(rng, seat), got {opponents!r}")
+
+
+def _name(opponent: Any) -> str:
+    return str(getattr(opponent, "name", None) or getattr(opponent, "__name__", None) or type(opponent).__name__)
+
+
+OpponentPolicy = Callable[[np.ndarray, np.ndarray], int]
+
+__all__ = ["MAX_REDEALS", "OpponentPolicy", "SingleAgentEnv"]
