@@ -53,6 +53,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from agents.base import Agent, Decision
 from card_envs import ENV_NAMES
 from card_envs.core.engine import Game, GameState
@@ -216,6 +218,12 @@ class ISMCTSAgent(Agent):
         self._choice = random.Random(int(self.rng.integers(2**63)))
         self._rollout_factory = rollout_factory
         self._rollout_agents: dict[str, list[Agent]] = {}
+
+    def reseed(self, seed: int | None) -> None:
+        """Fresh randomness, exactly as a new agent built with ``seed`` (used by ``agents.evaluate``)."""
+        self.rng = np.random.default_rng(seed)
+        self._choice = random.Random(int(self.rng.integers(2**63)))
+        self._rollout_agents.clear()
 
     # -- public -------------------------------------------------------------------------------------
 

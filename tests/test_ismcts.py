@@ -381,6 +381,17 @@ def test_same_seed_and_budget_give_the_same_game():
     assert actions(1) != actions(2)  # the seed matters (else the check above says nothing)
 
 
+def test_reseed_is_a_fresh_agent():  # agents.evaluate reuses one instance across games through reseed()
+    game = card_envs.make_game(RW)
+    used = make_agent(RW, "ismcts:sims=30,rollout=heuristic:cheapest", 7)
+    play_game(game, [used, make_agent(RW, "random", 0)], deal_seed=1)
+    used.reseed(3)
+    fresh = make_agent(RW, "ismcts:sims=30,rollout=heuristic:cheapest", 3)
+    histories = [play_game(game, [agent, make_agent(RW, "heuristic:pot", 9)], deal_seed=4).history
+                 for agent in (used, fresh)]
+    assert histories[0] == histories[1]
+
+
 def test_same_seed_gives_the_same_tree():
     state = _position(card_envs.make_game("revolution_v0"), seed=2, steps=30)
     roots = []
