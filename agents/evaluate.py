@@ -45,7 +45,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -55,6 +55,9 @@ from agents.match import AgentError, ProgressBar, play_out
 from agents.registry import agent_names, make_agent
 from card_envs.core.engine import Game, GameState
 from card_envs.core.errors import ConfigError
+
+if TYPE_CHECKING:  # the statistics module imports this one
+    from agents.evaluation_stats import Evaluation, SprtResult, SprtSpec
 
 #: games per parallel chunk (rounded to whole deals): small enough for a smooth progress bar
 CHUNK_GAMES = 240
@@ -308,7 +311,7 @@ class Tournament:
     records: list[GameRecord] = field(default_factory=list)
     failures: list[AgentFailure] = field(default_factory=list)
     deals_played: int = 0
-    sprt: Any = None  #: agents.evaluation_stats.SprtResult when a sequential test ran
+    sprt: SprtResult | None = None  #: the sequential test's result, when one ran
     command: str = ""
 
     @property
@@ -319,13 +322,9 @@ class Tournament:
     def seats(self) -> int:
         return self.schedule.seats
 
-    def stopped_lineups(self) -> dict[int, int]:
-        """Lineup -> deal at which an agent failure stopped it."""
-        return {f.lineup: f.deal for f in self.failures}
-
 
 def run_tournament(game: str, contestants: Sequence[Contestant | str], games: int, *, seed: int = 0,
-                   config: Mapping[str, Any] | None = None, workers: int = 1, sprt: Any = None,
+                   config: Mapping[str, Any] | None = None, workers: int = 1, sprt: SprtSpec | None = None,
                    progress: bool = False) -> Tournament:
     """Play the tournament; see the module docstring. ``sprt``: an
     :class:`agents.evaluation_stats.SprtSpec` (two agents), or None."""
@@ -352,8 +351,9 @@ def run_tournament(game: str, contestants: Sequence[Contestant | str], games: in
                 result.failures.append(failure)
         kept = [r for r in records if r.deal < stopped.get(r.lineup, schedule.deals)]
         verdict_deal = test.consume(kept, stopped) if test is not None else None
-        if verdict_deal is not None:
+        if verdict_deal is not None:  # the test decided: later games and failures never happened
             kept = [r for r in kept if r.deal <= verdict_deal]
+            result.failures = [f for f in result.failures if f.deal <= verdict_deal]
         result.records.extend(kept)
         bar.update(games_done)
         if verdict_deal is not None or len(stopped) == len(schedule.lineups):
@@ -399,7 +399,7 @@ def _chunks_in_order(result: Tournament, stopped: dict[int, int]) -> Iterator[tu
                 future.cancel()
 
 
-def evaluate(game: str, contestants: Sequence[Contestant | str], games: int, **options: Any) -> Any:
+def evaluate(game: str, contestants: Sequence[Contestant | str], games: int, **options: Any) -> Evaluation:
     """Run a tournament and summarize it: an :class:`agents.evaluation_stats.Evaluation`.
 
     Options: ``seed``, ``config``, ``workers``, ``sprt`` (see :func:`run_tournament`), ``progress``,

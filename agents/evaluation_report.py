@@ -29,7 +29,8 @@ def _ci(interval: Interval | None, digits: int = 3, sign: bool = False) -> str:
 def _effect(value: float | None) -> str:
     if value is None:
         return "n/a"
-    return f"{value:.2f} ({100 * (1 - value):.0f}% removed)" if value < 1 else f"{value:.2f} (none removed)"
+    removed = round(100 * (1 - value))
+    return f"{value:.2f} ({removed}% removed)" if removed > 0 else f"{value:.2f} (none removed)"
 
 
 def markdown(evaluation: Evaluation) -> str:
@@ -87,16 +88,19 @@ def markdown(evaluation: Evaluation) -> str:
         cells = [_ci(pairs[row, col].score) if (row, col) in pairs else "-" for col in labels]
         lines.append(f"| {row} | " + " | ".join(cells) + " |")
     lines += ["", "## Variance removed by duplicate deals", "",
-              "Design effect = m x Var(per-deal mean) / Var(per-game value), m = the agent's games per deal: "
-              "the variance of the duplicate-deal estimate relative to plain seat rotation with a fresh deal "
-              "every game (1 = no gain; 0.5 = half the variance removed, as good as twice the games).", "",
-              "| agent | design effect, return (variance removed) | design effect, win |", "|---|---|---|"]
-    for a in e.agents:
-        lines.append(f"| {a.label} | {_effect(a.return_design_effect)} | {_effect(a.win_design_effect)} |")
-    lines += ["", "| pair | comparisons | design effect, head-to-head score (variance removed) |", "|---|---|---|"]
+              "Design effect = m x Var(per-deal mean) / Var(per-game value), m = games per deal (a game's value: "
+              "the mean over the agent's seats, or over the pair's pairs of seats): the variance of "
+              "the duplicate-deal estimate relative to plain seat rotation with a fresh deal every game (1: no "
+              "gain; 0.5: half the variance removed, as good as twice the games). Per pair: the deal replayed in "
+              "permuted seats. Per agent: pooled over its lineups, where playing one deal against several "
+              "opponents also correlates its results positively, which can offset the gain.", "",
+              "| pair | comparisons | head-to-head score: design effect (variance removed) |", "|---|---|---|"]
     for h in e.head_to_head:
         if labels.index(h.agent) < labels.index(h.opponent):
             lines.append(f"| {h.agent} vs {h.opponent} | {h.comparisons} | {_effect(h.design_effect)} |")
+    lines += ["", "| agent | return: design effect (variance removed) | win: design effect |", "|---|---|---|"]
+    for a in e.agents:
+        lines.append(f"| {a.label} | {_effect(a.return_design_effect)} | {_effect(a.win_design_effect)} |")
     lines += ["", "## Seats", "", "All agents together: the seat advantage that rotation cancels.", "",
               "| seat | games | win rate [95% CI] | mean return |", "|---|---|---|---|"]
     for s in e.seat_stats:

@@ -14,8 +14,9 @@ head-to-head          row agent against column agent, over every pair of seats t
 ratings               openskill's Plackett-Luce model (tau = 0: the agents do not change), every game a
                       ranking of its seats, games in a seeded random order; 95% interval mu +- 1.96 sigma
 variance removed      design effect ``m * Var(per-deal mean) / Var(per-game value)`` (``m``: the
-                      agent's games per deal): the variance of the duplicate estimate relative to plain
-                      rotation with a fresh deal per game; 1 - design effect of it was removed
+                      agent's, or pair's, games per deal; a game's value: the mean over the agent's
+                      seats, or the pair's seat pairs): the variance of the duplicate estimate relative
+                      to plain rotation with a fresh deal per game; 1 - design effect of it was removed
 SPRT                  fishtest's generalized SPRT (Van den Bergh): the per-deal head-to-head score of
                       agent 1 vs agent 2 (pentanomial for two seats), empirical distribution, MLE under
                       logistic elo0/elo1, Wald bounds from alpha/beta
@@ -65,6 +66,24 @@ def pair_points(record: GameRecord, ranks: Sequence[int] | None = None) -> list[
 # -- per-deal tables -----------------------------------------------------------------------------
 
 
+class GameMoments:
+    """Per-deal sums of a per-game value (one per game and agent, or pair), for the design effect."""
+
+    def __init__(self, deals: int, shape: tuple[int, ...]) -> None:
+        self.games = np.zeros((deals, *shape))
+        self.sums = np.zeros((deals, *shape))
+        self.squares = np.zeros(shape)
+
+    def add(self, deal: int, index: tuple[int, ...], value: float) -> None:
+        self.games[(deal, *index)] += 1
+        self.sums[(deal, *index)] += value
+        self.squares[index] += value * value
+
+    def design_effect(self, index: tuple[int, ...]) -> float | None:
+        return design_effect(self.sums[(slice(None), *index)], self.games[(slice(None), *index)],
+                             float(self.squares[index]))
+
+
 @dataclass
 class DealTable:
     """Sums per (deal, agent) and (deal, agent, agent): everything the intervals resample."""
@@ -73,18 +92,20 @@ class DealTable:
     wins: np.ndarray
     returns: np.ndarray
     scores: np.ndarray
-    returns_sq: np.ndarray  #: [agent] sum of squared per-seat returns
     pair_points: np.ndarray  #: [deal, a, b] a's head-to-head points against b (a < b)
     pair_count: np.ndarray
-    pair_sq: np.ndarray  #: [a, b] sum of squared points
+    game_returns: GameMoments  #: per game: the mean return of the agent's seats
+    game_wins: GameMoments
+    game_points: GameMoments  #: per game: a's mean point against b
     has_scores: bool
 
     @classmethod
     def of(cls, records: Sequence[GameRecord], deals: int, agents: int) -> DealTable:
         shape = (deals, agents)
-        table = cls(np.zeros(shape), np.zeros(shape), np.zeros(shape), np.zeros(shape), np.zeros(agents),
-                    np.zeros((deals, agents, agents)), np.zeros((deals, agents, agents)), np.zeros((agents, agents)),
-                    all(r.scores is not None for r in records) and bool(records))
+        table = cls(np.zeros(shape), np.zeros(shape), np.zeros(shape), np.zeros(shape),
+                    np.zeros((deals, agents, agents)), np.zeros((deals, agents, agents)),
+                    GameMoments(deals, (agents,)), GameMoments(deals, (agents,)),
+                    GameMoments(deals, (agents, agents)), all(r.scores is not None for r in records) and bool(records))
         for record in records:
             d = record.deal
             winners = set(record.winners)
@@ -92,13 +113,19 @@ class DealTable:
                 table.seats[d, agent] += 1
                 table.wins[d, agent] += seat in winners
                 table.returns[d, agent] += record.returns[seat]
-                table.returns_sq[agent] += record.returns[seat] ** 2
                 if table.has_scores:
                     table.scores[d, agent] += record.scores[seat]
+            for agent in set(record.seating):
+                mine = [seat for seat, who in enumerate(record.seating) if who == agent]
+                table.game_returns.add(d, (agent,), sum(record.returns[seat] for seat in mine) / len(mine))
+                table.game_wins.add(d, (agent,), sum(seat in winners for seat in mine) / len(mine))
+            points: dict[tuple[int, int], list[float]] = {}
             for a, b, point in pair_points(record):
                 table.pair_points[d, a, b] += point
                 table.pair_count[d, a, b] += 1
-                table.pair_sq[a, b] += point**2
+                points.setdefault((a, b), []).append(point)
+            for pair, values in points.items():
+                table.game_points.add(d, pair, sum(values) / len(values))
         return table
 
 
@@ -134,18 +161,19 @@ def bootstrap_ratio(sums: np.ndarray, counts: np.ndarray, *, seed: int, resample
     return Interval(value, value, value)
 
 
-def design_effect(deal_sums: np.ndarray, deal_counts: np.ndarray, total_sq: float) -> float | None:
-    """``m * Var(per-deal mean) / Var(per-seat value)``: < 1 when duplicate deals cancel luck."""
-    used = deal_counts > 0
-    sums, counts = deal_sums[used], deal_counts[used]
-    n = counts.sum()
+def design_effect(deal_sums: np.ndarray, deal_games: np.ndarray, total_squares: float) -> float | None:
+    """``m * Var(per-deal mean) / Var(per-game value)`` (``m``: games per deal): the variance of the
+    duplicate-deal mean relative to independent games; < 1 when replaying deals cancels their luck."""
+    used = deal_games > 0
+    sums, games = deal_sums[used], deal_games[used]
+    n = games.sum()
     if len(sums) < 2 or n < 2:
         return None
     mean = sums.sum() / n
-    per_seat_var = (total_sq - n * mean**2) / (n - 1)
-    if per_seat_var <= 1e-12:
+    per_game_var = (total_squares - n * mean**2) / (n - 1)
+    if per_game_var <= 1e-12:
         return None
-    return float(counts.mean() * np.var(sums / counts, ddof=1) / per_seat_var)
+    return float(games.mean() * np.var(sums / games, ddof=1) / per_game_var)
 
 
 # -- ratings -------------------------------------------------------------------------------------
@@ -395,7 +423,7 @@ def summarize(tournament: Tournament, *, resamples: int = 2000) -> Evaluation:
             score = bootstrap_ratio(table.pair_points[:, a, b], table.pair_count[:, a, b],
                                     seed=tournament.seed + 1000 + a * len(labels) + b, resamples=resamples)
             comparisons = int(table.pair_count[:, a, b].sum())
-            effect = design_effect(table.pair_points[:, a, b], table.pair_count[:, a, b], float(table.pair_sq[a, b]))
+            effect = table.game_points.design_effect((a, b))
             head_to_head.append(HeadToHead(labels[a], labels[b], score, comparisons, effect))
             head_to_head.append(HeadToHead(labels[b], labels[a], score.flipped(), comparisons, effect))
     starts: dict[int, set[str]] = {}
@@ -436,8 +464,8 @@ def _agent_summary(tournament: Tournament, table: DealTable, k: int, resamples: 
         mean_return=(bootstrap_ratio(table.returns[:, k], table.seats[:, k], seed=seed, resamples=resamples)
                      if seats else Interval(0.0, 0.0, 0.0)),
         mean_score=score,
-        return_design_effect=design_effect(table.returns[:, k], table.seats[:, k], float(table.returns_sq[k])),
-        win_design_effect=design_effect(table.wins[:, k], table.seats[:, k], float(table.wins[:, k].sum())),
+        return_design_effect=table.game_returns.design_effect((k,)),
+        win_design_effect=table.game_wins.design_effect((k,)),
     )
 
 

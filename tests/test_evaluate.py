@@ -171,6 +171,15 @@ def test_every_seating_of_a_deal_replays_the_same_cards_including_later_deals_of
         len({r.start for r in tournament.records if r.deal == d}) == 1 for d in range(20))
 
 
+def test_a_mirror_match_of_one_deterministic_player_has_all_deal_luck_removed():
+    # the same deterministic player in both seats: each deal's two games are mirror images, one win each
+    result = evaluate(RW, ["a=heuristic:cheapest", "b=heuristic:cheapest"], 200, bootstrap_resamples=200)
+    assert result.agent("a").wins == result.agent("b").wins == 100
+    assert result.pair("a", "b").design_effect == 0.0
+    assert result.agent("a").return_design_effect == 0.0
+    assert result.pair("a", "b").score == result.pair("a", "b").score.flipped()  # exactly 1/2, no spread
+
+
 # -- determinism ---------------------------------------------------------------------------------
 
 
@@ -268,6 +277,31 @@ def test_an_agent_that_cannot_be_built_fails_before_any_game():
     assert FirstDecisions.log == []
     with pytest.raises(AgentSpecError, match="checkpoint:/no/such/model.zip"):
         run_tournament(RW, ["random", "checkpoint:/no/such/model.zip"], 10)
+
+
+def _random_checkpoint(path, game: str) -> str:
+    """A real checkpoint file (random weights) of ``game``, through the training code's writer."""
+    from train.checkpoint import Checkpoint, PolicyNet, game_signature, write_checkpoint
+
+    signature = game_signature(game)
+    rng = np.random.default_rng(0)
+    net = PolicyNet([rng.normal(size=(signature["observation_size"], signature["num_actions"]))],
+                    [np.zeros(signature["num_actions"])], "tanh")
+    meta = {"game": signature, "config": {}, "num_timesteps": 0,
+            "policy": {"activation": "tanh", "deterministic": False}}
+    write_checkpoint(path, Checkpoint(meta, net))
+    return f"checkpoint:{path}"
+
+
+def test_a_checkpoint_of_another_game_fails_before_any_game_and_one_of_this_game_plays(tmp_path):
+    FirstDecisions.log.clear()
+    other = _random_checkpoint(tmp_path / "bloodlines.zip", "bloodlines_v0")
+    with pytest.raises(AgentSpecError, match="is a model for bloodlines_v0, not for revolutionary_war_v0"):
+        run_tournament(RW, [fixture("x", FirstDecisions), other], 10)
+    assert FirstDecisions.log == []
+    mine = _random_checkpoint(tmp_path / "rw.zip", RW)
+    runs = [run_tournament(RW, ["random", mine], 40, workers=workers) for workers in (1, 2)]
+    assert runs[0].records == runs[1].records and not runs[0].failures and len(runs[0].records) == 40
 
 
 def test_command_line_reports_bad_specs_and_writes_every_file(tmp_path, capsys):
