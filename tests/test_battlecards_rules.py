@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from card_envs.battlecards.encoding import LAYOUT, OBSERVATION_SIZE
+from card_envs.battlecards.invariants import invariant_errors
 from card_envs.battlecards.rules import (
     ACTION_NAMES,
     BURY,
@@ -639,36 +640,28 @@ VARIANT_FLAGS = st.fixed_dictionaries({
 
 
 def check_invariants(state: BattlecardsState, all_cards: Counter) -> None:
-    """Conservation, mask == legal set, the 7.5 identities and soundness, zero-sum rewards."""
+    """Conservation, mask == legal set, the 7.5 identities and soundness, zero-sum rewards, ..."""
     zones = state.card_locations()
     assert Counter(c for cards in zones.values() for c in cards) == all_cards
-    mask = state.legal_mask()
-    assert list(np.flatnonzero(mask)) == state.legal_actions()
-    assert abs(sum(state.rewards)) < 1e-9
-    n = len(state.active)
-    for p in range(n):
-        assert sum(state.known[p]) + state.unknown[p] == state.hidden_holdings_size(p)
-        hidden = Counter(KIND[c] for c in state.hands[p] + state.piles[p])
-        hidden.update(KIND[c] for c, o, src, _ in state.table if o == p and src >= FROM_PILE)
-        assert all(hidden[k] >= state.known[p][k] for k in range(14))
-        pile_cards = Counter(KIND[c] for c in state.piles[p])
-        pile_cards.update(KIND[c] for c, o, src, _ in state.table if o == p and src in (FROM_PILE, FROM_RECYCLED))
-        assert sum(state.pile_known[p]) + state.pile_unknown[p] == sum(pile_cards.values())
-        assert all(pile_cards[k] >= state.pile_known[p][k] for k in range(14))
-        if not state.active[p]:
-            assert state.cards_held(p) == 0
-    public = [sum(row[k] for row in state.known + state.face_up_kinds) for k in range(14)]
-    for card in state.discard + [c for c, _o, src, _ in state.table if src < FROM_PILE]:
-        public[KIND[card]] += 1
-    assert state.public_kinds == public
-    if not state.is_over:
-        assert state.active[state.current_player]
-        assert len(state.hands[state.current_player]) > (1 if state.phase == BURY else 0)
-    view = state.view(state.current_player if state.current_player >= 0 else 0)
-    unaccounted = sum(view.unaccounted)
-    assert min(view.unaccounted) >= 0
-    assert unaccounted == sum(view.unknown[p] for p in range(n) if p != view.player) + view.pile_unknown \
-        + view.set_aside
+    assert invariant_errors(state) == []
+
+
+def test_the_invariant_checker_catches_corruption():
+    s = deal(S9_DECK)
+    play(s, "P0: lead 8, P1: follow 8")
+    assert invariant_errors(s) == []
+    broken = s.clone()
+    broken.piles[0].append(broken.hands[1].pop())
+    assert any(e.startswith("hand limit") for e in invariant_errors(broken))
+    broken = s.clone()
+    broken.known[1][kind("A")] += 1
+    assert any(e.startswith("knowledge") for e in invariant_errors(broken))
+    broken = s.clone()
+    broken.discard.append(broken.discard[0] if broken.discard else card_id("2C"))
+    assert any(e.startswith("conservation") for e in invariant_errors(broken))
+    broken = s.clone()
+    broken.rewards[0] = 0.5
+    assert any(e.startswith("zero-sum") for e in invariant_errors(broken))
 
 
 @settings(max_examples=40, deadline=None)
