@@ -54,7 +54,7 @@ from agents.base import Agent
 from agents.match import AgentError, ProgressBar, play_out
 from agents.registry import agent_names, make_agent
 from card_envs.core.engine import Game, GameState
-from card_envs.core.errors import ConfigError
+from card_envs.core.errors import CardEnvsError, ConfigError
 
 if TYPE_CHECKING:  # the statistics module imports this one
     from agents.evaluation_stats import Evaluation, SprtResult, SprtSpec
@@ -87,9 +87,9 @@ class Contestant:
 
 
 def parse_contestant(text: str) -> Contestant:
-    """``"heuristic:pot"`` or ``"label=spec"``."""
+    """``"heuristic:pot"`` or ``"label=spec"`` (a label has no ``:``, so ``ismcts:sims=200`` is a spec)."""
     label, sep, spec = text.partition("=")
-    if not sep:
+    if not sep or ":" in label:
         return Contestant(text, text)
     if not label or not spec:
         raise AgentSpecError(f"agent {text!r}: expected 'label=spec' with both parts, e.g. 'a=random'")
@@ -108,7 +108,7 @@ def check_contestants(game: Game, contestants: Sequence[Contestant]) -> None:
         try:
             contestant.build(game.name, 0).reset(game, 0)
         except Exception as error:  # a checkpoint loader may raise anything (missing file, wrong game, ...)
-            detail = str(error) if isinstance(error, ConfigError) else f"{type(error).__name__}: {error}"
+            detail = str(error) if isinstance(error, CardEnvsError) else f"{type(error).__name__}: {error}"
             raise AgentSpecError(f"agent {contestant.label!r} cannot play {game.name}: {detail}") from error
 
 

@@ -19,6 +19,7 @@ from agents.evaluate import (
     evaluate,
     main,
     make_lineups,
+    parse_contestant,
     run_tournament,
     williams_design,
 )
@@ -267,6 +268,15 @@ def test_unknown_agent_spec_lists_the_known_ones():
         run_tournament(RW, ["random", "random"], 10)
     with pytest.raises(AgentSpecError, match="at least two agents"):
         run_tournament(RW, ["random"], 10)
+
+
+def test_labels_name_copies_and_search_options_stay_specs():
+    assert parse_contestant("a=random") == Contestant("a", "random")
+    assert parse_contestant("heuristic:pot") == Contestant("heuristic:pot", "heuristic:pot")
+    assert parse_contestant("ismcts:sims=20") == Contestant("ismcts:sims=20", "ismcts:sims=20")
+    assert parse_contestant("deep=ismcts:sims=20") == Contestant("deep", "ismcts:sims=20")
+    with pytest.raises(AgentSpecError, match="'label=spec'"):
+        parse_contestant("=random")
 
 
 def test_an_agent_that_cannot_be_built_fails_before_any_game():
