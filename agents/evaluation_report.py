@@ -108,8 +108,10 @@ def markdown(evaluation: Evaluation) -> str:
     if e.sprt is not None:
         t = e.sprt
         first, second = labels[0], labels[1]
-        meaning = {"H1": f"H1 accepted: {first} is stronger than {second} by at least {t.elo1:g} elo",
-                   "H0": f"H0 accepted: {first} is not stronger than {second} by more than {t.elo0:g} elo",
+        meaning = {"H1": f"H1 accepted: {first} is stronger than {second} (elo >= {t.elo1:g} favoured over "
+                         f"elo <= {t.elo0:g})",
+                   "H0": f"H0 accepted: {first} is not {t.elo1:g} elo stronger than {second} (elo <= {t.elo0:g} "
+                         f"favoured over elo >= {t.elo1:g})",
                    "inconclusive": "inconclusive: the game cap was reached first",
                    "stopped": "stopped: an agent failure ended the test"}[t.verdict]
         lines += ["", "## Sequential test (GSPRT)", "",
@@ -120,6 +122,8 @@ def markdown(evaluation: Evaluation) -> str:
                   f"- after {t.deals} deals ({t.games} games); LLR {t.llr:.3f}, "
                   f"bounds [{t.lower:.3f}, {t.upper:.3f}]",
                   f"- {first}'s score {t.score:.3f}, elo {_ci(t.elo, 1, sign=True)}"]
+        if len(t.outcomes) == 5:
+            lines.append(f"- pentanomial (deals by {first}'s points in the pair 0, 1/2, 1, 3/2, 2): {t.outcomes}")
     return "\n".join(lines) + "\n"
 
 

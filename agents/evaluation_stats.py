@@ -18,8 +18,11 @@ variance removed      design effect ``m * Var(per-deal mean) / Var(per-game valu
                       seats, or the pair's seat pairs): the variance of the duplicate estimate relative
                       to plain rotation with a fresh deal per game; 1 - design effect of it was removed
 SPRT                  fishtest's generalized SPRT (Van den Bergh): the per-deal head-to-head score of
-                      agent 1 vs agent 2 (pentanomial for two seats), empirical distribution, MLE under
-                      logistic elo0/elo1, Wald bounds from alpha/beta
+                      agent 1 vs agent 2 (pentanomial for two seats), empirical distribution on the
+                      lattice of possible deal scores (unseen ones regularized), MLE under logistic
+                      elo0/elo1, Wald bounds from alpha/beta. Exact for that multinomial, so with the
+                      finer lattices of 3-6 seats it is conservative: it takes more deals than a
+                      normal approximation would
 ====================  =============================================================================
 """
 
@@ -282,6 +285,7 @@ class SprtResult:
     games: int
     score: float  #: agent 1's mean head-to-head score
     elo: Interval  #: logistic elo of agent 1 over agent 2, 95% normal interval over deals
+    outcomes: list[int]  #: deals per deal score k / (len - 1); two seats: the pentanomial LL .. WW
 
 
 class SequentialTest:
@@ -333,7 +337,8 @@ class SequentialTest:
         else:
             mean, elo = 0.5, Interval(0.0, -math.inf, math.inf)
         return SprtResult(self.spec.elo0, self.spec.elo1, self.spec.alpha, self.spec.beta, self.verdict,
-                          self.llr, lower, upper, self.deals, self.deals * self.games_per_deal, mean, elo)
+                          self.llr, lower, upper, self.deals, self.deals * self.games_per_deal, mean, elo,
+                          [int(c) for c in self.counts])
 
 
 # -- the summary ---------------------------------------------------------------------------------

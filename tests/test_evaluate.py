@@ -224,6 +224,14 @@ def test_sprt_accepts_h0_for_identical_agents():
     assert len(tournament.records) == tournament.sprt.games < 6000
 
 
+def test_sprt_decides_in_a_four_seat_game_on_whole_deals():
+    if "revolution_v0" not in card_envs.ENV_NAMES:
+        pytest.fail("revolution_v0 is not registered")
+    tournament = run_tournament("revolution_v0", ["heuristic:cheap", "random"], 2400, sprt=SprtSpec(0, 50))
+    assert tournament.sprt.verdict == "H1"
+    assert tournament.sprt.games == len(tournament.records) == 12 * tournament.sprt.deals  # AAAB, AABB, ABBB x 4
+
+
 def test_sprt_is_inconclusive_at_the_game_cap_and_needs_two_agents():
     tournament = run_tournament(RW, ["a=random", "b=random"], 10, sprt=SprtSpec(0, 5))
     assert (tournament.sprt.verdict, tournament.sprt.games, len(tournament.records)) == ("inconclusive", 10, 10)
