@@ -419,7 +419,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from agents.evaluation_stats import SprtSpec, summarize
 
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = argparse.ArgumentParser(prog="python -m agents.evaluate", description=__doc__.split("\n\n")[0],
+    parser = argparse.ArgumentParser(prog="python -m agents.evaluate", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--game", default="revolutionary_war_v0", choices=card_envs.ENV_NAMES)
     parser.add_argument("--agents", nargs="+", metavar="SPEC",
