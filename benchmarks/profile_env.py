@@ -171,9 +171,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=None, help="also write the report to this file (atomically)")
     args = parser.parse_args(argv)
     text = report(args.game, args.config, args.seconds, args.repeats, args.seed, args.top)
-    print(text)
     if args.out is not None:
         write_atomic(args.out, text)
+    print(text)
 
 
 if __name__ == "__main__":
