@@ -738,3 +738,44 @@ def test_sample_hidden_keeps_the_view(config, seed, cut):  # section 7: no leak
         assert twin.view(p) == state.view(p)
         assert np.array_equal(game.encode(twin.view(p)), game.encode(state.view(p)))
         check_invariants(twin, all_cards)
+
+
+# -- the environment: eliminated players leave (PettingZoo dead-agent convention) -------------------------
+
+
+def test_eliminated_agent_leaves_with_its_reward_and_the_rest_play_on():  # R17, section 9, RULES.md
+    from card_envs import battlecards_v0
+
+    env = battlecards_v0.env(num_players=3, shuffle_mid_game=False)
+    env.reset(options={"deck": codes("AC 2D 10H KC 3D JH 5C 4D QH")})  # S17
+    for action in ("A", "2", "10", "K", "3", "J", "5", "4", "Q"):
+        env.step(kind(action))
+    assert env.agent_selection == "player_1"  # the dead agent is selected first
+    _obs, reward, terminated, truncated, _info = env.last()
+    assert terminated and not truncated and reward == pytest.approx(-0.5)
+    env.step(None)
+    assert env.agents == ["player_0", "player_2"] and env.agent_selection == "player_2"
+    assert env.observe("player_2")["action_mask"].any()
+
+
+@pytest.mark.parametrize("n", [3, 4, 6])
+def test_rewards_seen_through_last_are_the_returns_and_zero_sum(n):  # section 9 with eliminations
+    from card_envs import battlecards_v0
+
+    env = battlecards_v0.env(num_players=n, retire_lowest_on_flip=True)
+    rng = np.random.default_rng(n)
+    early_exits = 0
+    for episode in range(6):
+        env.reset(seed=episode)
+        seen = dict.fromkeys(env.possible_agents, 0.0)
+        for agent in env.agent_iter():
+            obs, reward, terminated, truncated, _ = env.last()
+            seen[agent] += reward
+            if (terminated or truncated) and not env.unwrapped.state_.is_over:
+                early_exits += 1
+            legal = np.flatnonzero(obs["action_mask"])
+            env.step(None if terminated or truncated else int(rng.choice(legal)))
+        returns = env.unwrapped.state_.returns()
+        assert [seen[a] for a in env.possible_agents] == pytest.approx(returns)
+        assert sum(returns) == pytest.approx(0.0, abs=1e-9)
+    assert early_exits > 0  # the check covered eliminations
