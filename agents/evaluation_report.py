@@ -11,8 +11,6 @@ import dataclasses
 import io
 import json
 import math
-import os
-import tempfile
 from typing import Any
 
 from agents.evaluation_stats import Evaluation, Interval
@@ -201,17 +199,12 @@ def plot_png(evaluation: Evaluation, path: str) -> None:
     figure.colorbar(image, ax=right, fraction=0.046)
     figure.suptitle(f"{evaluation.game}: {evaluation.games} games, {evaluation.seats} seats")
     figure.tight_layout()
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    with tempfile.NamedTemporaryFile(dir=folder, delete=False, suffix=".png.tmp") as handle:
-        temporary = handle.name
+    image = io.BytesIO()
     try:
-        figure.savefig(temporary, format="png", dpi=110)
-        os.replace(temporary, path)
+        figure.savefig(image, format="png", dpi=110)
     finally:
         plt.close(figure)
-        if os.path.exists(temporary):
-            os.remove(temporary)
+    write_atomically(path, image.getvalue())
 
 
 def write_all(evaluation: Evaluation, prefix: str) -> list[str]:
