@@ -83,6 +83,8 @@ class CardGameEnv(AECEnv):
         self.observation_spaces = {agent: obs_space for agent in self.possible_agents}
         self.action_spaces = {agent: spaces.Discrete(num_actions) for agent in self.possible_agents}
         self.np_random = np.random.default_rng()
+        # games without eliminations skip the per-step scan for players who left
+        self._has_eliminations = self.game.state_class.is_out is not GameState.is_out
         self.state_: GameState | None = None
         self._obs_cache: dict[str, dict[str, np.ndarray]] = {}
         self._mask: np.ndarray | None = None
@@ -122,21 +124,20 @@ class CardGameEnv(AECEnv):
             return
         state = self.state_
         state.apply(action)  # raises IllegalActionError, state and env untouched
-        self._cumulative_rewards[agent] = 0.0
-        rewards = self.rewards
-        for seat, reward in enumerate(state.rewards):
-            name = self.possible_agents[seat]
-            if name in rewards:
+        rewards, cumulative = self.rewards, self._cumulative_rewards
+        cumulative[agent] = 0.0
+        for name, reward in zip(self.possible_agents, state.rewards, strict=True):
+            if name in rewards:  # an agent that has left gets nothing more
                 rewards[name] = reward
+                cumulative[name] += reward
         if state.is_over:
             done = self.truncations if state.truncated else self.terminations
             for name in self.agents:
                 done[name] = True
-        else:
+        elif self._has_eliminations:
             for name in self.agents:
                 if state.is_out(self._seat[name]):
                     self.terminations[name] = True
-        self._accumulate_rewards()
         self._sync()
         self._render_if_human()
 
@@ -172,7 +173,7 @@ class CardGameEnv(AECEnv):
 
     @property
     def legal_mask(self) -> np.ndarray:
-        """Mask of the agent to act (zeros once over). Read-only view of the cached mask."""
+        """Mask of the agent to act (the shared read-only zero mask once over)."""
         return self._mask
 
     def _sync(self) -> None:
@@ -191,7 +192,7 @@ class CardGameEnv(AECEnv):
             self.agent_selection = self.possible_agents[state.current_player]
         acting = self.agent_selection
         self.infos = {name: {"action_mask": self._mask if name == acting else self._no_mask} for name in self.agents}
-        if not state.is_over and any(self.terminations[n] for n in self.agents):
+        if self._has_eliminations and not state.is_over and any(self.terminations[n] for n in self.agents):
             self._deads_step_first()
 
     def _render_if_human(self) -> None:
