@@ -59,10 +59,13 @@ RESTRICTED: tuple[tuple[int, ...], ...] = tuple(
     for pl in (0, 1, 2, 3, -1)
 )
 _BIT: tuple[int, ...] = tuple(1 << i for i in range(NUM_CARDS))
+_CARD_BITS = np.left_shift(np.int64(1), np.arange(NUM_CARDS, dtype=np.int64))  # the sorted deck, as bits
+_add_reduce = np.add.reduce
 #: the card indices of every 13-bit suit pattern, per suit (turns a legal bit mask into a list fast)
 _SUIT_CARDS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
     tuple(tuple(13 * s + r for r in range(13) if pattern >> r & 1) for pattern in range(1 << 13)) for s in range(4)
 )
+_CLUBS_IN, _DIAMONDS_IN, _HEARTS_IN, _SPADES_IN = _SUIT_CARDS
 #: cards.py id (aces low) <-> card index (aces high)
 INDEX_OF_CARD_ID: tuple[int, ...] = tuple(13 * (c // 13) + (c % 13 - 1) % 13 for c in range(NUM_CARDS))
 CARD_ID_OF_INDEX: tuple[int, ...] = tuple(13 * (i // 13) + (i % 13 + 1) % 13 for i in range(NUM_CARDS))
@@ -71,9 +74,8 @@ _FULL_DECK = standard_deck()
 
 def cards_of(bits: int) -> list[int]:
     """The card indices of a bit mask, increasing (``pass``, bit 52, is not included)."""
-    table = _SUIT_CARDS
-    return [*table[0][bits & 0x1FFF], *table[1][bits >> 13 & 0x1FFF],
-            *table[2][bits >> 26 & 0x1FFF], *table[3][bits >> 39 & 0x1FFF]]
+    return [*_CLUBS_IN[bits & 0x1FFF], *_DIAMONDS_IN[bits >> 13 & 0x1FFF],
+            *_HEARTS_IN[bits >> 26 & 0x1FFF], *_SPADES_IN[bits >> 39 & 0x1FFF]]
 
 
 def bits_of(cards: Sequence[int]) -> int:
@@ -222,7 +224,7 @@ class RevolutionState(GameState):
         "current_player", "designated", "passed", "trick_leader", "trick", "cards_in_trick", "led_suit",
         "trump_suit", "best_card", "best_seat", "prev_trick", "prev_leader", "prev_winner", "prev_led_suit",
         "prev_trump_suit", "prev_winning_card", "hand_log", "passes_this_hand", "steps", "pending_decks",
-        "terminated", "truncated", "rewards", "cumulative", "history",
+        "terminated", "truncated", "is_over", "rewards", "cumulative", "history",
     )
 
     game: Revolution
@@ -260,18 +262,22 @@ class RevolutionState(GameState):
 
     #: cached legal bit mask of the current decision (-1: not computed); not a state field
     _legal = -1
+    #: ``terminated or truncated``, as a plain field rather than the base class's property (hot loop)
+    is_over: bool = False  # type: ignore[assignment]
 
     # -- the deal (section 3) -------------------------------------------------------------------
 
-    def _deal(self, deck: Sequence[int]) -> None:
+    def _deal(self) -> None:
         """Section 3.4: deck index ``i`` goes to seat ``(dealer + 1 + i) mod 4``; R19 resets the hand."""
-        bit = _BIT
+        packets = self._next_packets()
         dealer = self.dealer
         holdings = [0, 0, 0, 0]
         for offset in range(NUM_PLAYERS):
-            holdings[(dealer + 1 + offset) & 3] = sum(bit[c] for c in deck[offset::4])
+            holdings[(dealer + 1 + offset) & 3] = packets[offset]
         self.holdings = holdings
-        ace_holder = next(s for s in range(NUM_PLAYERS) if holdings[s] >> ACE_OF_SPADES & 1)
+        ace_holder = 0
+        while not holdings[ace_holder] >> ACE_OF_SPADES & 1:
+            ace_holder += 1
         self.tricks_won = [0, 0, 0, 0]
         self.trick_number = 1
         self.hand_log = []
@@ -288,17 +294,25 @@ class RevolutionState(GameState):
         self._clear_trick()
 
     def _clear_trick(self) -> None:
-        self.passed = 0
-        self.trick_leader = NO_PLAYER
-        self.trick = [NO_CARD] * 4
-        self.cards_in_trick = 0
+        self.passed = self.cards_in_trick = 0
+        self.trick_leader = self.best_seat = NO_PLAYER
+        self.trick = [NO_CARD, NO_CARD, NO_CARD, NO_CARD]
         self.led_suit = self.trump_suit = NO_SUIT
         self.best_card = NO_CARD
-        self.best_seat = NO_PLAYER
 
-    def _next_deck(self) -> list[int]:
+    def _next_packets(self) -> list[int]:
+        """The next hand's deck as four packets (bit masks): packet ``k`` holds deck indices ``k, k+4, ...``.
+
+        A stacked deck (section 3.3) if one is pending, else a uniform shuffle by the state's
+        generator (A4): the 52 card bits are shuffled as a numpy array and summed per packet,
+        which is several times faster than building the masks card by card.
+        """
         deck = self.pending_decks.pop(0) if self.pending_decks else None
-        return deck if deck is not None else self.rng.permutation(NUM_CARDS).tolist()  # A4
+        if deck is None:
+            shuffled = _CARD_BITS.copy()
+            self.rng.shuffle(shuffled)
+            return _add_reduce(shuffled.reshape(HAND_SIZE, NUM_PLAYERS), 0).tolist()
+        return [sum(map(_BIT.__getitem__, deck[offset::4])) for offset in range(NUM_PLAYERS)]
 
     # -- queries ---------------------------------------------------------------------------------
 
@@ -311,11 +325,19 @@ class RevolutionState(GameState):
 
     def _compute_legal_bits(self) -> int:
         phase = self.phase
+        if phase == FOLLOW:  # R7 / R8, inlined from follow_bits: the hot path
+            holding = self.holdings[self.current_player]
+            if self.trump_suit == NO_SUIT:
+                same = holding & SUIT_BITS[self.led_suit]
+                if same:
+                    return same
+                other = holding & ~SUIT_BITS[self.prev_led_suit]
+                if other:
+                    return other
+            return holding
         if phase == OVER:
             return 0
         holding = self.holdings[self.current_player]
-        if phase == FOLLOW:
-            return follow_bits(holding, self.led_suit, self.trump_suit, self.prev_led_suit)
         if phase == DESIGNATED:  # R3: restricted lead, or yield
             return restricted_lead_bits(holding, self.prev_led_suit, self.prev_winning_card) | _PASS_BIT
         if phase == OFFERED:  # R4: any card, or decline
@@ -331,8 +353,11 @@ class RevolutionState(GameState):
         return holding
 
     def legal_actions(self) -> list[int]:
-        bits = self.legal_bits()
-        actions = cards_of(bits)
+        bits = self._legal
+        if bits < 0:
+            bits = self._legal = self._compute_legal_bits()
+        actions = [*_CLUBS_IN[bits & 0x1FFF], *_DIAMONDS_IN[bits >> 13 & 0x1FFF],  # cards_of, inlined
+                   *_HEARTS_IN[bits >> 26 & 0x1FFF], *_SPADES_IN[bits >> 39 & 0x1FFF]]
         if bits >> PASS:
             actions.append(PASS)
         return actions
@@ -350,31 +375,56 @@ class RevolutionState(GameState):
 
     def apply(self, action: int) -> None:
         """Apply ``action`` for ``current_player`` (R20); R22: an illegal action raises, state unchanged."""
-        if self.phase == OVER:
-            raise StateError(f"{self.game.name}: the episode is over; reset before acting")
-        if type(action) is not int:
-            if not _is_action_id(action):
-                raise IllegalActionError(self._illegal_message(action, self.legal_actions()))
-            action = int(action)
-        if not (0 <= action < NUM_ACTIONS and self.legal_bits() >> action & 1):
-            raise IllegalActionError(self._illegal_message(action, self.legal_actions()))
+        legal = self._legal
+        if legal < 0:
+            legal = self._legal = self._compute_legal_bits()
+        if type(action) is not int or not 0 <= action <= PASS or not legal >> action & 1:
+            action = self._check_action(action)
         self.rewards = [0.0, 0.0, 0.0, 0.0]
-        self._apply(action)
-        self.history.append(action)
-
-    def _apply(self, action: int) -> None:
         self._legal = -1
         player = self.current_player
-        if action == PASS:
+        if self.phase == FOLLOW:  # the most common decision: _follow, inlined
+            self.holdings[player] ^= _BIT[action]
+            self.trick[player] = action
+            suit = SUIT_OF[action]
+            if self.trump_suit == NO_SUIT:
+                if suit == self.led_suit:
+                    if action > self.best_card:  # same suit: a higher index is a higher rank
+                        self.best_card = action
+                        self.best_seat = player
+                elif suit != self.prev_led_suit:  # R9: the first card of neither LS nor PL fixes trump
+                    self.trump_suit = suit
+                    self.best_card = action
+                    self.best_seat = player
+                # else R7 (c): ineligible, never wins, fixes nothing
+            elif suit == self.trump_suit and action > self.best_card:  # R11: the highest trump wins
+                self.best_card = action
+                self.best_seat = player
+            if self.cards_in_trick == 3:
+                self._end_trick()
+            else:
+                self.cards_in_trick += 1
+                self.current_player = (player + 1) & 3
+        elif action == PASS:
             self._pass(player)
-        elif self.phase == FOLLOW:
-            self._follow(player, action)
         else:
             self._lead(player, action)
         self.steps += 1
-        limit = self.game.config.max_steps
-        if limit is not None and self.steps >= limit and self.phase != OVER:
+        if self.steps >= self.game.step_limit and self.phase != OVER:
             self._truncate()  # R23
+        self.history.append(action)
+
+    def _apply(self, action: int) -> None:
+        """Unused: :meth:`apply` is specialised for speed."""
+        raise NotImplementedError
+
+    def _check_action(self, action: Any) -> int:
+        """The slow path of :meth:`apply`: numpy integers pass, anything else illegal raises (R22 / A39)."""
+        if self.phase == OVER:
+            raise StateError(f"{self.game.name}: the episode is over; reset before acting")
+        if _is_action_id(action) and 0 <= action <= PASS and self.legal_bits() >> int(action) & 1:
+            return int(action)
+        raise IllegalActionError(self._illegal_message(action, self.legal_actions()))
 
     def _pass(self, player: int) -> None:
         """R3/R4: yield or decline; the offer moves one seat to the right, back to ``D`` at last (R5)."""
@@ -396,33 +446,11 @@ class RevolutionState(GameState):
         self.phase = FOLLOW
         self.current_player = (player + 1) & 3
 
-    def _follow(self, player: int, card: int) -> None:
-        self.holdings[player] ^= _BIT[card]
-        self.trick[player] = card
-        suit = SUIT_OF[card]
-        if self.trump_suit == NO_SUIT:
-            if suit == self.led_suit:
-                if card > self.best_card:  # same suit: a higher index is a higher rank
-                    self.best_card = card
-                    self.best_seat = player
-            elif suit != self.prev_led_suit:  # R9: the first card of neither LS nor PL fixes trump
-                self.trump_suit = suit
-                self.best_card = card
-                self.best_seat = player
-            # else R7 (c): ineligible, never wins, fixes nothing
-        elif suit == self.trump_suit and card > self.best_card:  # R11: the highest trump wins
-            self.best_card = card
-            self.best_seat = player
-        self.cards_in_trick += 1
-        if self.cards_in_trick == NUM_PLAYERS:
-            self._end_trick()
-        else:
-            self.current_player = (player + 1) & 3
-
     def _end_trick(self) -> None:
         """R11-R13: the trick goes to the winning card's player, who leads next unless the hand ends."""
         winner = self.best_seat
-        self.tricks_won[winner] += 1
+        tricks_won = self.tricks_won
+        tricks_won[winner] += 1
         weight = self.game.config.trick_reward
         if weight:
             self._pay([weight if s == winner else -weight / 3 for s in range(NUM_PLAYERS)])
@@ -434,12 +462,18 @@ class RevolutionState(GameState):
         self.prev_led_suit = self.led_suit
         self.prev_trump_suit = self.trump_suit
         self.prev_winning_card = self.best_card
-        self._clear_trick()  # R24: the trick joins the pile
-        if self.tricks_won[winner] == TRICKS_TO_WIN_HAND:
+        # R24: the trick joins the pile (_clear_trick, inlined)
+        self.passed = self.cards_in_trick = 0
+        self.trick_leader = self.best_seat = NO_PLAYER
+        self.trick = [NO_CARD, NO_CARD, NO_CARD, NO_CARD]
+        self.led_suit = self.trump_suit = NO_SUIT
+        self.best_card = NO_CARD
+        if tricks_won[winner] == TRICKS_TO_WIN_HAND:
             self._end_hand()
         else:
             self.trick_number += 1
-            self._start_trick(winner, DESIGNATED)  # R12 / A44
+            self.designated = self.current_player = winner  # R12 / A44
+            self.phase = DESIGNATED
 
     def _end_hand(self) -> None:
         """R15-R19: score the hand; the series ends, or the next dealer deals."""
@@ -454,7 +488,7 @@ class RevolutionState(GameState):
                 return
         self.hand_number += 1
         self.dealer = (self.dealer + 1) & 3  # R19 / A32
-        self._deal(self._next_deck())
+        self._deal()
 
     def _truncate(self) -> None:
         """R23 / A41: score the unfinished hand's tricks with the cumulative scores."""
@@ -465,6 +499,7 @@ class RevolutionState(GameState):
             self.terminated = True
         else:
             self.truncated = True
+        self.is_over = True
         self.phase = OVER
         self.current_player = NO_PLAYER
         self._pay(terminal_rewards(list(final_scores), self.game.config.reward_mode, self.hand_number))
@@ -511,6 +546,32 @@ class RevolutionState(GameState):
             self.phase == OVER,
         )
 
+    def clone(self) -> RevolutionState:
+        """An independent copy, including the random generator's state."""
+        twin = self.fork()
+        twin.rng = np.random.default_rng()
+        twin.rng.bit_generator.state = self.rng.bit_generator.state
+        twin.hand_log = [list(record) for record in self.hand_log]
+        return twin
+
+    def fork(self) -> RevolutionState:
+        """A fast copy for search rollouts: it *shares* the random generator and the completed trick
+        records (which play never mutates) with this state."""
+        twin = RevolutionState.__new__(RevolutionState)
+        twin.__dict__.update(self.__dict__)
+        twin.scores = list(self.scores)
+        twin.tricks_won = list(self.tricks_won)
+        twin.holdings = list(self.holdings)
+        twin.trick = list(self.trick)
+        twin.prev_trick = list(self.prev_trick)
+        twin.hand_log = list(self.hand_log)
+        twin.passes_this_hand = list(self.passes_this_hand)
+        twin.pending_decks = list(self.pending_decks)
+        twin.rewards = list(self.rewards)
+        twin.cumulative = list(self.cumulative)
+        twin.history = list(self.history)
+        return twin
+
     def card_locations(self) -> dict[str, list[int]]:
         """Zones in :mod:`card_envs.cards` ids: four holdings, the current trick and the trick pile."""
         to_id = CARD_ID_OF_INDEX
@@ -523,93 +584,31 @@ class RevolutionState(GameState):
         """Redeal what ``player`` cannot see, keeping ``view(player)`` and what it implies.
 
         Hidden: the other three holdings and, without ``full_recall``, the cards of every completed
-        trick but the previous one (R24). They are redealt with every holding keeping its size;
-        each opponent also keeps the facts the view proves about it: on trick 1 ``D`` holds ``AS``
-        until it is played, and a follower seen off the led suit (trump not yet fixed) is void in
-        that suit -- or, for a case-(c) card, holds nothing but that card's suit (section 7.3).
-        Future decks are reshuffled from ``rng``.
+        trick but the previous one (R24). They are redealt with every holding keeping its size and
+        every opponent keeping what the view proves about it (:func:`known_holding_limits`,
+        :func:`known_ace_holder`). Future decks are reshuffled from ``rng``.
         """
         twin = self.clone()
         twin.pending_decks = []
         twin.rng = np.random.default_rng(int(rng.integers(2**63)))
         if self.phase == OVER:
             return twin
+        view = self.view(player)
         opponents = [s for s in range(NUM_PLAYERS) if s != player]
-        allowed = dict.fromkeys(opponents, _FULL)
-        for seat, mask in self._known_holding_limits(player).items():
-            allowed[seat] &= mask
-        sizes = {s: self.holdings[s].bit_count() for s in opponents}
-        pool = [c for s in opponents for c in cards_of(self.holdings[s])]
-        ace_holder = self._known_ace_holder(player)
-        if ace_holder >= 0:
-            pool.remove(ACE_OF_SPADES)
-            sizes[ace_holder] -= 1
-        pile_slots = [] if self.game.config.full_recall else [
+        pile_slots = [] if view.recall else [
             (i, 1 + seat) for i in range(len(self.hand_log) - 1) for seat in range(NUM_PLAYERS)
         ]
+        pool = [c for s in opponents for c in cards_of(self.holdings[s])]
         pool += [self.hand_log[i][j] for i, j in pile_slots]
-        assignment = _constrained_deal(pool, sizes, len(pile_slots), allowed, rng)
-        if assignment is None:  # no sample found quickly: the true position is always consistent
+        dealt = deal_hidden(view, pool, rng)
+        if dealt is None:  # no sample found quickly: the true position is always consistent
             return twin
-        dealt, pile = assignment
-        if ace_holder >= 0:
-            dealt[ace_holder] |= _BIT[ACE_OF_SPADES]
+        holdings, pile = dealt
         for seat in opponents:
-            twin.holdings[seat] = dealt[seat]
+            twin.holdings[seat] = holdings[seat]
         for (i, j), card in zip(pile_slots, pile, strict=True):
             twin.hand_log[i][j] = card
         return twin
-
-    def _known_holding_limits(self, player: int) -> dict[int, int]:
-        """Cards each other seat may still hold, as far as ``view(player)`` proves (section 7.3)."""
-        limits: dict[int, int] = {}
-
-        def restrict(seat: int, mask: int) -> None:
-            if seat != player:
-                limits[seat] = limits.get(seat, _FULL) & mask
-
-        tricks = [(self.trick_leader, self.trick, self.led_suit, self.prev_led_suit)]
-        if self.prev_leader >= 0:
-            older_led = NO_SUIT
-            if len(self.hand_log) >= 2:
-                older = self.hand_log[-2]
-                older_led = SUIT_OF[older[1 + older[0]]]
-            tricks.append((self.prev_leader, self.prev_trick, self.prev_led_suit, older_led))
-        if self.game.config.full_recall:
-            tricks = tricks[:1]
-            led_before = NO_SUIT
-            for record in self.hand_log:
-                led = SUIT_OF[record[1 + record[0]]]
-                tricks.append((record[0], record[1:5], led, led_before))
-                led_before = led
-        for leader, cards, led, prev_led in tricks:
-            if leader < 0:
-                continue
-            for k in range(1, NUM_PLAYERS):
-                seat = (leader + k) & 3
-                card = cards[seat]
-                if card < 0:
-                    break
-                suit = SUIT_OF[card]
-                if suit == led:
-                    continue
-                if suit == prev_led:  # case (c): nothing but PL-suit cards were held
-                    restrict(seat, SUIT_BITS[suit])
-                else:
-                    restrict(seat, _FULL & ~SUIT_BITS[led])
-                    break  # trump is fixed: later cards carry no information
-        return limits
-
-    def _known_ace_holder(self, player: int) -> int:
-        """The seat the view proves still holds ``AS`` (R2: trick 1's ``D`` until played), else -1."""
-        if self.trick_number == 1:
-            holder = self.designated
-        elif self.game.config.full_recall:
-            holder = self.hand_log[0][8]
-        else:
-            return NO_PLAYER
-        held = self.holdings[holder] >> ACE_OF_SPADES & 1
-        return holder if held and holder != player else NO_PLAYER
 
     def render(self) -> str:
         def cards(bits_or_list: Any) -> str:
@@ -645,6 +644,80 @@ class RevolutionState(GameState):
             lines.append(f"{result}: final scores {final}, winner(s) "
                          + ", ".join(f"player_{s}" for s in self.winners()))
         return "\n".join(lines)
+
+
+def known_holding_limits(view: RevolutionView) -> dict[int, int]:
+    """Cards each other seat may still hold, as far as ``view`` proves (section 7.3), as bit masks.
+
+    In every visible trick, a follower who played off the led suit before trump was fixed was void
+    in the led suit. The first card of the trick's trump suit fixed trump (later cards say nothing);
+    an off-suit card before it did not fix trump, so it was a case-(c) card: that follower held
+    nothing but that card's suit.
+    """
+    limits: dict[int, int] = {}
+    tricks = [(record[0], record[1:5], SUIT_OF[record[1 + record[0]]], record[6]) for record in view.recall]
+    if not view.recall and view.prev_leader >= 0:
+        tricks.append((view.prev_leader, view.prev_trick, view.prev_led_suit, view.prev_trump_suit))
+    tricks.append((view.trick_leader, view.trick, view.led_suit, view.trump_suit))
+    for leader, cards, led, trump in tricks:
+        if leader < 0:
+            continue
+        for k in range(1, NUM_PLAYERS):
+            seat = (leader + k) & 3
+            card = cards[seat]
+            if card < 0:
+                break
+            suit = SUIT_OF[card]
+            if suit == led:
+                continue
+            if seat != view.player:
+                mask = _FULL & ~SUIT_BITS[led] if suit == trump else SUIT_BITS[suit]
+                limits[seat] = limits.get(seat, _FULL) & mask
+            if suit == trump:
+                break
+    return limits
+
+
+def known_ace_holder(view: RevolutionView) -> int:
+    """The other seat that ``view`` proves still holds ``AS`` (trick 1's ``D``, R2, until it is played), else -1."""
+    played = {c for c in view.trick if c >= 0}
+    if view.trick_number == 1:
+        holder = view.designated
+    elif view.recall:
+        holder = view.recall[0][8]
+        played.update(c for record in view.recall for c in record[1:5])
+    else:
+        return NO_PLAYER
+    return holder if holder != view.player and ACE_OF_SPADES not in played else NO_PLAYER
+
+
+def deal_hidden(view: RevolutionView, pool: list[int], rng: np.random.Generator
+                ) -> tuple[list[int], list[int]] | None:
+    """Deal the cards ``pool`` (everything ``view`` does not show) at random, consistently with ``view``.
+
+    Returns the four holdings as bit masks (the viewer's own holding as it is) and the rest of the
+    pool (the hidden trick pile, in random order), or ``None`` if no consistent deal was found
+    quickly. Every other seat gets its holding size, within :func:`known_holding_limits`, with
+    ``AS`` where :func:`known_ace_holder` says.
+    """
+    opponents = [s for s in range(NUM_PLAYERS) if s != view.player]
+    sizes = {s: view.hand_sizes[s] for s in opponents}
+    allowed = dict.fromkeys(opponents, _FULL)
+    for seat, mask in known_holding_limits(view).items():
+        allowed[seat] &= mask
+    ace_holder = known_ace_holder(view)
+    if ace_holder >= 0:
+        pool = [c for c in pool if c != ACE_OF_SPADES]
+        sizes[ace_holder] -= 1
+    pile_size = len(pool) - sum(sizes.values())
+    dealt = _constrained_deal(pool, sizes, pile_size, allowed, rng)
+    if dealt is None:
+        return None
+    holdings, pile = dealt
+    if ace_holder >= 0:
+        holdings[ace_holder] |= _BIT[ACE_OF_SPADES]
+    holdings[view.player] = bits_of(view.hand)
+    return [holdings[s] for s in range(NUM_PLAYERS)], pile
 
 
 def _constrained_deal(pool: list[int], sizes: dict[int, int], pile_size: int, allowed: dict[int, int],
@@ -695,6 +768,8 @@ class Revolution(Game):
 
         self._encoding = encoding
         self._encode = encoding.encode_recall if self.config.full_recall else encoding.encode
+        #: R23: decisions before truncation (a bound never reached without ``max_steps``)
+        self.step_limit = self.config.max_steps if self.config.max_steps is not None else 1 << 62
 
     @property
     def num_players(self) -> int:
@@ -737,15 +812,69 @@ class Revolution(Game):
         state.hand_number = 1
         state.scores = [0, 0, 0, 0]
         state.steps = 0
-        state.terminated = state.truncated = False
+        state.terminated = state.truncated = state.is_over = False
         state.rewards = [0.0, 0.0, 0.0, 0.0]
         state.cumulative = [0.0, 0.0, 0.0, 0.0]
         state.history = []
-        state._deal(state._next_deck())
+        state._deal()
         return state
 
     def encode(self, view: Any) -> np.ndarray:
         return self._encode(view)
+
+    def determinize(self, view: RevolutionView, rng: np.random.Generator) -> RevolutionState:
+        """A full state consistent with ``view``, the hidden cards dealt at random (for search players).
+
+        Everything public is copied from the view; the hidden holdings and pile come from
+        :func:`deal_hidden`. What no view shows is reset: the decision count (so ``max_steps`` is
+        not modelled), the action history, rewards, and (without ``full_recall``) the order and
+        owners of the cards in the hidden pile, which are stored as anonymous tricks. Raises
+        :class:`StateError` for a finished episode.
+        """
+        if view.over:
+            raise StateError("cannot determinize a finished episode")
+        seen = set(view.hand) | {c for c in view.trick if c >= 0} | {c for c in view.prev_trick if c >= 0}
+        for record in view.recall:
+            seen.update(record[1:5])
+        pool = [c for c in range(NUM_CARDS) if c not in seen]
+        dealt = deal_hidden(view, pool, rng)
+        if dealt is None:
+            raise StateError("no deal consistent with the view was found")
+        holdings, pile = dealt
+        state = RevolutionState.__new__(RevolutionState)
+        state.game = self
+        state.rng = np.random.default_rng(int(rng.integers(2**63)))
+        state.pending_decks = []
+        state.dealer, state.hand_number = view.dealer, view.hand_number
+        state.scores, state.tricks_won = list(view.scores), list(view.tricks_won)
+        state.trick_number, state.holdings, state.phase = view.trick_number, holdings, view.phase
+        state.current_player, state.designated = view.current_player, view.designated
+        state.passed = sum(1 << s for s in range(NUM_PLAYERS) if view.passed[s])
+        state.trick_leader, state.trick = view.trick_leader, list(view.trick)
+        state.cards_in_trick = sum(1 for c in view.trick if c >= 0)
+        state.led_suit, state.trump_suit = view.led_suit, view.trump_suit
+        state.best_card, state.best_seat = NO_CARD, NO_PLAYER
+        if view.trick_leader >= 0:
+            suit = view.trump_suit if view.trump_suit != NO_SUIT else view.led_suit
+            state.best_card = max(c for c in view.trick if c >= 0 and SUIT_OF[c] == suit)
+            state.best_seat = view.trick.index(state.best_card)
+        state.prev_trick, state.prev_leader, state.prev_winner = list(view.prev_trick), view.prev_leader, view.prev_winner
+        state.prev_led_suit, state.prev_trump_suit = view.prev_led_suit, view.prev_trump_suit
+        state.prev_winning_card = view.prev_winning_card
+        if view.recall:
+            state.hand_log = [list(record) for record in view.recall]
+        else:
+            state.hand_log = [[0, *pile[i:i + 4], 0, NO_SUIT, 0, 0] for i in range(0, len(pile), 4)]
+            if view.prev_leader >= 0:
+                state.hand_log.append([view.prev_leader, *view.prev_trick, view.prev_winner, view.prev_trump_suit,
+                                       0, view.prev_leader])
+        state.passes_this_hand = list(view.passes_this_hand or (0, 0, 0, 0))
+        state.steps = 0
+        state.terminated = state.truncated = state.is_over = False
+        state.rewards = [0.0, 0.0, 0.0, 0.0]
+        state.cumulative = [0.0, 0.0, 0.0, 0.0]
+        state.history = []
+        return state
 
 
 def _stacked_decks(options: Mapping[str, Any] | None) -> list[list[int] | None]:

@@ -1,0 +1,277 @@
+"""Rule-based Revolution players (spec section 11), weakest first.
+
+Both act only on the player's views (:class:`~card_envs.revolution.rules.RevolutionView`): the own
+holding, the current and previous trick, counts and scores (and, under ``full_recall``, the hand so
+far). ``cheap`` reads the current view alone; ``counting`` also remembers the previous tricks its
+earlier views showed, which recovers the whole hand so far (spec 11.5: "needs memory or full_recall").
+
+==============  ===========================================================================
+name            play
+==============  ===========================================================================
+``cheap``       baseline 2, "cheap winner / cheap loser": a follower plays the lowest card
+                that wins the trick so far, else its lowest card; void in the led suit it
+                fixes trump with an ace if it has one (or its lowest card when it plays
+                last). As leader it leads its highest legal card; it yields only when it
+                must, and declines every offered lead.
+``counting``    baselines 3-5: counts the unseen cards and reads voids and walls off the
+                remembered tricks (section 7.3) to estimate, for every legal card, the
+                chance that nobody after it can beat it. A follower plays the card with
+                the best chance, discounted by what the card is worth later; a leader
+                leads only when its best lead is likely to hold, and otherwise yields or
+                declines (a lead that comes back after three declines is unrestricted).
+                Losing cards come from the shortest suit, to make voids.
+==============  ===========================================================================
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agents.base import Agent, Decision
+from card_envs.revolution.rules import (
+    FOLLOW,
+    NO_SUIT,
+    OFFERED,
+    PASS,
+    RANK_OF,
+    SUIT_BITS,
+    SUIT_OF,
+    RevolutionView,
+    bits_of,
+    known_holding_limits,
+)
+
+ACE = 12  # rank value of an ace
+_CARD_MASK = (1 << 52) - 1
+
+
+# -- reading the table --------------------------------------------------------------------------------
+
+
+def trick_order(view: RevolutionView) -> list[int]:
+    """Seats in play order for the current trick (empty before the lead)."""
+    leader = view.trick_leader
+    return [] if leader < 0 else [(leader + k) & 3 for k in range(4)]
+
+
+def winning_card(view: RevolutionView) -> int:
+    """R11: the card winning the current trick so far (-1 before the lead)."""
+    suit = view.trump_suit if view.trump_suit != NO_SUIT else view.led_suit
+    cards = [c for c in view.trick if c >= 0 and SUIT_OF[c] == suit]
+    return max(cards, default=-1)
+
+
+def wins_now(view: RevolutionView, card: int) -> bool:
+    """Would ``card``, played by the acting follower, be the winning card right after it is played?"""
+    suit = SUIT_OF[card]
+    if view.trump_suit != NO_SUIT:
+        return suit == view.trump_suit and card > winning_card(view)
+    if suit == view.led_suit:
+        return card > winning_card(view)
+    return suit != view.prev_led_suit  # R9: it fixes trump
+
+
+def players_after(view: RevolutionView) -> list[int]:
+    """Followers still to play after the acting player in the current trick."""
+    order = trick_order(view)
+    return order[order.index(view.player) + 1:] if view.player in order else []
+
+
+def unseen_cards(view: RevolutionView) -> set[int]:
+    """Cards the player has not seen this hand: held by opponents or in the hidden trick pile."""
+    seen = set(view.hand)
+    seen.update(c for c in view.trick if c >= 0)
+    seen.update(c for c in view.prev_trick if c >= 0)
+    for record in view.recall:  # full_recall only
+        seen.update(record[1:5])
+    return set(range(52)) - seen
+
+
+class TableEstimate:
+    """Chances about the opponents' holdings.
+
+    The unseen cards are split among the opponents' holdings (and the hidden trick pile); a seat
+    holds an unseen card it may hold (:func:`known_holding_limits`: voids and walls read off the
+    visible tricks) with probability ``hand size / cards it may hold``, independently of the rest.
+    """
+
+    def __init__(self, view: RevolutionView) -> None:
+        self.view = view
+        self.unseen = unseen_cards(view)
+        unseen_bits = bits_of(self.unseen)
+        limits = known_holding_limits(view)
+        self.allowed = {s: limits.get(s, _CARD_MASK) & unseen_bits for s in range(4) if s != view.player}
+        self.share = {s: min(view.hand_sizes[s] / max(mask.bit_count(), 1), 1.0) for s, mask in self.allowed.items()}
+
+    def _none_of(self, seat: int, cards: list[int]) -> float:
+        """Chance that ``seat`` holds none of ``cards``."""
+        allowed = self.allowed[seat]
+        count = sum(1 for c in cards if allowed >> c & 1)
+        return (1.0 - self.share[seat]) ** count
+
+    def _unseen_in(self, suit: int, above: int = -1) -> list[int]:
+        return [c for c in self.unseen if SUIT_OF[c] == suit and c > above]
+
+    def beaten_by(self, seat: int, card: int, trump_fixed: bool, led_suit: int, prev_led: int) -> float:
+        """Chance that ``seat``, playing later in the trick, can beat ``card``.
+
+        Trump fixed (``card`` is a trump): any higher trump beats it. Otherwise ``card`` is of the
+        led suit: a higher card of that suit beats it, and so does a void in the led suit when the
+        seat may hold a card of another suit than ``PL`` (it then fixes trump).
+        """
+        higher = self._unseen_in(SUIT_OF[card], card)
+        if trump_fixed:
+            return 1.0 - self._none_of(seat, higher)
+        no_higher = self._none_of(seat, higher)
+        void = self._none_of(seat, self._unseen_in(led_suit))
+        can_trump = self.allowed[seat] & ~SUIT_BITS[led_suit] & ~SUIT_BITS[prev_led] & _CARD_MASK
+        return 1.0 - no_higher + (void if can_trump else 0.0)
+
+    def holds(self, card: int, later: list[int], trump_fixed: bool) -> float:
+        """Chance that ``card`` (winning once played) is still winning after ``later`` have played."""
+        view = self.view
+        chance = 1.0
+        for seat in later:
+            chance *= 1.0 - self.beaten_by(seat, card, trump_fixed, view.led_suit, view.prev_led_suit)
+        return chance
+
+    def lead_holds(self, card: int) -> float:
+        """Chance that leading ``card`` wins the trick: nobody follows higher in its suit or trumps it."""
+        view = self.view
+        chance = 1.0
+        for k in range(1, 4):
+            seat = (view.player + k) & 3
+            chance *= 1.0 - self.beaten_by(seat, card, False, SUIT_OF[card], view.prev_led_suit)
+        return chance
+
+
+def _lowest(cards: list[int]) -> int:
+    return min(cards, key=lambda c: (RANK_OF[c], c))
+
+
+def _suit_lengths(hand: tuple[int, ...]) -> list[int]:
+    lengths = [0, 0, 0, 0]
+    for card in hand:
+        lengths[SUIT_OF[card]] += 1
+    return lengths
+
+
+class TrickMemory:
+    """A player's memory of the hand (spec 11.5: "needs memory or full_recall").
+
+    A player acts in every trick, and each of its views shows the previous trick, so remembering
+    those views recovers every completed trick of the hand but the last one (which ends it).
+    :meth:`recall` returns the view with these tricks filled in as ``recall`` records (the layout
+    of ``full_recall``; who passed is not remembered). A view that already has ``recall`` is kept.
+    """
+
+    def __init__(self) -> None:
+        self.hand = -1
+        self.tricks: dict[int, tuple[int, ...]] = {}
+
+    def recall(self, view: RevolutionView) -> RevolutionView:
+        if view.recall or view.over:
+            return view
+        if view.hand_number != self.hand or any(t >= view.trick_number for t in self.tricks):
+            self.hand, self.tricks = view.hand_number, {}  # a new hand (or a new episode)
+        if view.prev_leader >= 0:
+            self.tricks[view.trick_number - 1] = (view.prev_leader, *view.prev_trick, view.prev_winner,
+                                                  view.prev_trump_suit, 0, view.prev_leader)
+        if len(self.tricks) < view.trick_number - 1:
+            return view  # tricks missed (the player joined mid-hand): a partial memory would mislead
+        return view._replace(recall=tuple(self.tricks[t] for t in sorted(self.tricks)))
+
+
+# -- the players -------------------------------------------------------------------------------------------
+
+
+class CheapWinner(Agent):
+    """Spec 11.2: cheap winner / cheap loser as a follower; simple leads."""
+
+    name = "heuristic:cheap"
+
+    def act(self, decision: Decision) -> int:
+        view = decision.view
+        legal = [a for a in decision.legal_actions if a != PASS]
+        if not legal:
+            return PASS
+        if view.phase != FOLLOW:
+            if view.phase == OFFERED:
+                return PASS  # leading is weak: decline every offer
+            return max(legal, key=lambda c: (RANK_OF[c], c))
+        winners = [c for c in legal if wins_now(view, c)]
+        if not winners:
+            return _lowest(legal)
+        last = not players_after(view)
+        fixing = [c for c in winners if SUIT_OF[c] != view.led_suit and view.trump_suit == NO_SUIT]
+        if fixing and not last:
+            aces = [c for c in fixing if RANK_OF[c] == ACE]
+            if aces:
+                return aces[0]  # an ace fixes an unbeatable trump
+            by_suit = max(fixing, key=lambda c: (RANK_OF[c], c))
+            return by_suit  # the trump suit where the highest card is held, played high
+        return _lowest(winners)
+
+
+class CardCounter(Agent):
+    """Spec 11.3-11.5: position-aware leads, card counting and void tracking, from the view only."""
+
+    name = "heuristic:counting"
+    #: lead (as designated or offered leader) only when the best lead holds with at least this chance
+    lead_threshold = 0.45
+    offered_threshold = 0.55
+    #: what a card is worth later, per rank step (subtracted from its chance to hold)
+    rank_cost = 0.15
+
+    def __init__(self, seed: int | None = None) -> None:
+        super().__init__(seed)
+        self.memory = TrickMemory()
+
+    def reset(self, game: Any, player: int) -> None:
+        self.memory = TrickMemory()
+
+    def act(self, decision: Decision) -> int:
+        view = self.memory.recall(decision.view)
+        legal = [a for a in decision.legal_actions if a != PASS]
+        if not legal:
+            return PASS
+        table = TableEstimate(view)
+        if view.phase == FOLLOW:
+            return self._follow(view, legal, table)
+        return self._lead(view, legal, table, PASS in decision.legal_actions)
+
+    def _lead(self, view: RevolutionView, legal: list[int], table: TableEstimate, may_pass: bool) -> int:
+        chance, best = max((table.lead_holds(c), -RANK_OF[c], c) for c in legal)[0::2]
+        if may_pass:
+            threshold = self.offered_threshold if view.phase == OFFERED else self.lead_threshold
+            if chance < threshold:
+                return PASS
+        elif chance < 0.1:
+            return self._dump(view, legal)
+        return best
+
+    def _follow(self, view: RevolutionView, legal: list[int], table: TableEstimate) -> int:
+        later = players_after(view)
+        best_value, best = -1.0, -1
+        for card in legal:
+            if not wins_now(view, card):
+                continue
+            fixes = view.trump_suit == NO_SUIT and SUIT_OF[card] != view.led_suit
+            chance = table.holds(card, later, view.trump_suit != NO_SUIT or fixes)
+            value = chance - self.rank_cost * RANK_OF[card] / 12
+            if value > best_value:
+                best_value, best = value, card
+        if best >= 0 and best_value > 0.05:
+            return best
+        return self._dump(view, legal)
+
+    @staticmethod
+    def _dump(view: RevolutionView, legal: list[int]) -> int:
+        """A losing card: from the shortest suit (a void lets you trump later), its lowest card; an ace only
+        when nothing else is legal."""
+        lengths = _suit_lengths(view.hand)
+        return min(legal, key=lambda c: (RANK_OF[c] == ACE, lengths[SUIT_OF[c]], RANK_OF[c], c))
+
+
+AGENTS = {"cheap": CheapWinner, "counting": CardCounter}
+STRONGEST = "counting"
