@@ -76,8 +76,8 @@ def _revolutionary_war_material(state: Any) -> list[float]:
     returns = state.returns()
     if state.is_over or state.game.config.reward_mode != "win_loss" or state.game.config.target_score is not None:
         return returns
-    piles = state.score_piles
-    lead = math.tanh((len(piles[0]) - len(piles[1])) / 8.0)  # 52 cards a game; a lead of 8 is most of a win
+    scores = state.scores()
+    lead = math.tanh((scores[0] - scores[1]) / 8.0)  # 52 cards a game; a lead of 8 is most of a win
     return [returns[0] + lead, returns[1] - lead]
 
 
@@ -92,10 +92,33 @@ def _revolution_material(state: Any) -> list[float]:
     return [r + (t - mean) / scale for r, t in zip(returns, totals, strict=True)]
 
 
+def _battlecards_material(state: Any) -> list[float]:
+    """Returns so far, plus the card-share score the spec uses on truncation (R19, section 9)."""
+    returns = state.returns()
+    if state.is_over:
+        return returns
+    seats = len(returns)
+    held = [state.cards_held(p) for p in range(seats)]
+    total = sum(held) or 1
+    return [r + seats / (seats - 1) * (h / total - 1 / seats) for r, h in zip(returns, held, strict=True)]
+
+
+def _bloodlines_material(state: Any) -> list[float]:
+    """Returns so far, plus a third of the surviving-royals lead (R16: royals decide an unfinished game)."""
+    returns = state.returns()
+    if state.is_over:
+        return returns
+    royals = state.royal_counts()
+    lead = (royals[0] - royals[1]) / 3.0
+    return [returns[0] + lead, returns[1] - lead]
+
+
 #: game name -> estimate of every seat's final return from a (determinized) state; ``eval=material``
 EVALUATORS: dict[str, Callable[[Any], list[float]]] = {
     "revolutionary_war_v0": _revolutionary_war_material,
     "revolution_v0": _revolution_material,
+    "battlecards_v0": _battlecards_material,
+    "bloodlines_v0": _bloodlines_material,
 }
 
 _EVALS = ("returns", "material")

@@ -22,7 +22,7 @@ from scipy.stats import chisquare
 
 import card_envs
 from agents.base import Decision
-from agents.ismcts import DEFAULT_SIMS, ISMCTSAgent, ISMCTSOptions, parse_options
+from agents.ismcts import DEFAULT_SIMS, EVALUATORS, ISMCTSAgent, ISMCTSOptions, parse_options
 from agents.match import contest, play_game
 from agents.registry import make_agent
 from agents.revolutionary_war import _after
@@ -363,11 +363,29 @@ def test_bad_options_raise_clear_errors(spec, message):
         make_agent(RW, spec)
 
 
-def test_material_evaluation_needs_an_evaluator():
+def test_material_evaluation_needs_an_evaluator(monkeypatch):
+    monkeypatch.delitem(EVALUATORS, "battlecards_v0")
     with pytest.raises(ConfigError, match="no evaluator for battlecards_v0"):
         make_agent("battlecards_v0", "ismcts:depth=5,eval=material")
     with pytest.raises(ConfigError, match="unknown game 'nope_v0'"):
         make_agent("nope_v0", "ismcts")
+
+
+@pytest.mark.parametrize("name", card_envs.ENV_NAMES)
+def test_material_evaluations_are_zero_sum_and_exact_at_the_end(name):
+    game = card_envs.make_game(name)
+    evaluate = EVALUATORS[name]
+    seen_lead = False
+    for seed in range(12):
+        state = _position(game, seed, steps=20 + 25 * seed)
+        values = evaluate(state)
+        assert len(values) == game.num_players and abs(sum(values)) < 1e-9
+        assert all(-2 <= v <= 2 for v in values)
+        seen_lead |= any(values)
+        while not state.is_over:
+            state.apply(state.legal_actions()[0])
+        assert evaluate(state) == state.returns()
+    assert seen_lead  # the estimate is not constantly zero
 
 
 def test_same_seed_and_budget_give_the_same_game():

@@ -1,0 +1,205 @@
+"""ISMCTS strength curve: win rate against each game's strongest rule-based player, per search budget.
+
+    python -m benchmarks.ismcts_strength --games-per-point 300 --workers 2
+    python -m benchmarks.ismcts_strength --game revolutionary_war_v0 --budgets 25 100 400
+
+For every game (``--game``, default every registered one) and every simulation budget it plays
+``ismcts:sims=<budget>,<game options>`` against a field of the game's strongest rule-based player
+(``agents.registry.strongest_heuristic``; N-1 copies for N seats). Seats are rotated and each deal is
+replayed once per seat of the search player, exactly as ``agents.match`` does, so seat and deal luck
+cancel. Besides the win rate and its 95% Wilson interval (fair share 1/N), each row records the
+search's cost: milliseconds and simulations per searched decision (decisions with one legal action
+are answered without search), measured inside the worker processes on this machine.
+
+Results are merged into ``benchmarks/results/ismcts_strength.json`` (rows keyed by game, config and
+agent spec; a rerun replaces its own rows) and the Markdown table ``ismcts_strength.md`` is rebuilt
+from all rows; both are written to a temporary file and renamed into place.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import sys
+import time
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+import numpy as np
+
+import card_envs
+from agents.ismcts import ISMCTSAgent
+from agents.match import play_game, wilson, write_atomically
+from agents.registry import make_agent, strongest_heuristic
+
+#: search options per game (rollout policy, depth cap), chosen with the short sweeps in the report
+GAME_OPTIONS: dict[str, str] = {
+    "revolutionary_war_v0": "c=1,rollout=random",
+    "revolution_v0": "c=1,rollout=random",
+    "battlecards_v0": "c=1,rollout=random",
+    "bloodlines_v0": "c=1,rollout=random",
+}
+DEFAULT_BUDGETS = (25, 100, 400)
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+
+
+def _chunk(job: tuple) -> dict[str, float]:
+    """Games ``first..last-1`` of one budget point (deal = k // seats, search seat = k % seats)."""
+    name, config, spec, opponent, seed, first, last = job
+    game = card_envs.make_game(name, **config)
+    seats = game.num_players
+    totals = dict.fromkeys(("games", "wins", "shared", "opponent_wins", "nobody", "return", "searched",
+                            "decisions", "simulations", "seconds"), 0.0)
+    for k in range(first, last):
+        deal, rotation = divmod(k, seats)
+        streams = np.random.SeedSequence([seed, deal, rotation]).generate_state(seats + 1)
+        lineup = [make_agent(name, spec if s == rotation else opponent, seed=int(streams[s])) for s in range(seats)]
+        deal_seed = int(np.random.SeedSequence([seed, deal]).generate_state(1)[0])
+        state = play_game(game, lineup, deal_seed)
+        winners = state.winners()
+        totals["games"] += 1
+        if rotation in winners:
+            totals["wins"] += 1
+            totals["shared"] += len(winners) > 1
+        elif winners:
+            totals["opponent_wins"] += 1
+        else:
+            totals["nobody"] += 1
+        totals["return"] += state.returns()[rotation]
+        searcher = lineup[rotation]
+        assert isinstance(searcher, ISMCTSAgent)
+        stats = searcher.stats
+        totals["searched"] += stats.searched
+        totals["decisions"] += stats.decisions
+        totals["simulations"] += stats.simulations
+        totals["seconds"] += stats.seconds
+    return totals
+
+
+def measure(name: str, spec: str, games: int, *, opponent: str | None = None, config: dict | None = None,
+            seed: int = 0, workers: int = 1) -> dict[str, Any]:
+    """One point of the curve: ``spec`` against a field of ``opponent`` over ``games`` games."""
+    config = dict(config or {})
+    game = card_envs.make_game(name, **config)
+    seats = game.num_players
+    opponent = opponent or strongest_heuristic(name)
+    make_agent(name, spec)  # fail fast on a bad spec
+    make_agent(name, opponent)
+    games = -(-games // seats) * seats
+    step = max(seats, (games // (4 * max(workers, 1)) // seats) * seats)
+    jobs = [(name, config, spec, opponent, seed, first, min(first + step, games)) for first in range(0, games, step)]
+    start = time.perf_counter()
+    if workers > 1:
+        with ProcessPoolExecutor(workers) as pool:
+            parts = list(pool.map(_chunk, jobs))
+    else:
+        parts = [_chunk(job) for job in jobs]
+    wall = time.perf_counter() - start
+    totals = {key: sum(part[key] for part in parts) for key in parts[0]}
+    played = int(totals["games"])
+    wins = int(totals["wins"])
+    low, high = wilson(wins, played)
+    searched = max(totals["searched"], 1)
+    return {
+        "game": name, "config": config, "agent": spec, "opponent": opponent, "seats": seats, "games": played,
+        "wins": wins, "shared": int(totals["shared"]), "opponent_wins": int(totals["opponent_wins"]),
+        "nobody": int(totals["nobody"]), "win_rate": wins / played, "ci_low": low, "ci_high": high,
+        "fair_share": 1 / seats, "beats_opponent": low > 1 / seats, "mean_return": totals["return"] / played,
+        "ms_per_search": 1000.0 * totals["seconds"] / searched,
+        "sims_per_search": totals["simulations"] / searched,
+        "searched_per_game": totals["searched"] / played, "decisions_per_game": totals["decisions"] / played,
+        "wall_seconds": wall, "workers": workers, "seed": seed,
+    }
+
+
+def _key(row: dict[str, Any]) -> tuple:
+    return (row["game"], json.dumps(row["config"], sort_keys=True), row["agent"], row["opponent"])
+
+
+def merge(old: Sequence[dict[str, Any]], new: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``old`` rows with those ``new`` replaces (same game, config, agent and opponent), then the new ones."""
+    replaced = {_key(row) for row in new}
+    return [row for row in old if _key(row) not in replaced] + list(new)
+
+
+def format_markdown(rows: Sequence[dict[str, Any]], meta: dict[str, Any]) -> str:
+    lines = [
+        "# ISMCTS strength curve",
+        "",
+        "Win rate of `ismcts:sims=<budget>,...` (agents/ismcts.py) against a field of each game's strongest",
+        "rule-based player, seats rotated and every deal replayed once per seat of the search player",
+        "(`benchmarks/ismcts_strength.py`). A win shared with another seat counts as a win. 95% Wilson",
+        "intervals; **bold**: the whole interval is above the fair share 1/N. `ms/move`: wall-clock",
+        "milliseconds per searched decision (one legal action: no search), measured on the machine below",
+        "while it was shared with other jobs, so it is an upper bound of the unloaded cost.",
+        "",
+        "| game | config | agent | vs field of | games | win rate [95% CI] | fair share | ms/move | sims/move "
+        "| searched moves/game |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in sorted(rows, key=lambda r: (r["game"], json.dumps(r["config"], sort_keys=True),
+                                         r.get("sims_per_search", 0), r["agent"])):
+        cell = f"{r['win_rate']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
+        if r["beats_opponent"]:
+            cell = f"**{cell}**"
+        config = json.dumps(r["config"]) if r["config"] else "default"
+        lines.append(f"| {r['game']} | {config} | `{r['agent']}` | `{r['opponent']}` | {r['games']} | {cell} | "
+                     f"{r['fair_share']:.3f} | {r['ms_per_search']:.1f} | {r['sims_per_search']:.0f} | "
+                     f"{r['searched_per_game']:.1f} |")
+    lines += ["", f"Machine: {meta['machine']}. Last run: {meta['date']}, `{meta['command']}`."]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--game", nargs="+", choices=card_envs.ENV_NAMES, help="games (default: all registered)")
+    parser.add_argument("--budgets", nargs="+", type=int, default=list(DEFAULT_BUDGETS),
+                        help="simulations per decision, one curve point each (default 25 100 400)")
+    parser.add_argument("--options", help="search options after the budget, e.g. 'c=1,rollout=heuristic:pot' "
+                                          "(default: GAME_OPTIONS of the game)")
+    parser.add_argument("--opponent", help="opponent spec (default: the game's strongest rule-based player)")
+    parser.add_argument("--config", default="{}", help="game options as JSON")
+    parser.add_argument("--games-per-point", type=int, default=300)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", default=RESULTS, help="folder of ismcts_strength.md/.json (default: results/)")
+    args = parser.parse_args(argv)
+    if args.games_per_point < 1 or any(b < 1 for b in args.budgets) or args.workers < 1:
+        parser.error("--games-per-point, --budgets and --workers must be at least 1")
+    config = json.loads(args.config)
+    rows = []
+    for name in args.game or card_envs.ENV_NAMES:
+        options = args.options if args.options is not None else GAME_OPTIONS.get(name, "")
+        for budget in args.budgets:
+            spec = f"ismcts:sims={budget}" + (f",{options}" if options else "")
+            row = measure(name, spec, args.games_per_point, opponent=args.opponent, config=config, seed=args.seed,
+                          workers=args.workers)
+            rows.append(row)
+            print(f"{name} {spec} vs {row['opponent']}: {row['win_rate']:.3f} [{row['ci_low']:.3f}, "
+                  f"{row['ci_high']:.3f}] over {row['games']} games, {row['ms_per_search']:.1f} ms/move, "
+                  f"{row['wall_seconds']:.0f} s", file=sys.stderr, flush=True)
+    json_path = os.path.join(args.out, "ismcts_strength.json")
+    old = []
+    if os.path.exists(json_path):
+        with open(json_path) as handle:
+            old = json.load(handle)["rows"]
+    merged = merge(old, rows)
+    meta = {
+        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
+                   f"Python {platform.python_version()}, load average {os.getloadavg()[0]:.1f} at the end",
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "command": "python -m benchmarks.ismcts_strength " + shlex.join(argv if argv is not None else sys.argv[1:]),
+    }
+    write_atomically(json_path, json.dumps({"meta": meta, "rows": merged}, indent=2) + "\n")
+    write_atomically(os.path.join(args.out, "ismcts_strength.md"), format_markdown(merged, meta))
+    print(format_markdown(rows, meta))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
