@@ -61,6 +61,9 @@ def test_defaults_fill_every_key_but_the_game():
     ({"game": "chess_v0"}, "game must be one of"),
     (minimal(seed=True), "seed must be an integer"),
     (minimal(eval={"deterministic": "yes"}), "eval.deterministic must be true or false"),
+    (minimal(pretrain={"teacher": "heuristic:nobody"}), "unknown agent 'heuristic:nobody'"),
+    (minimal(pretrain={"games": 0}), "pretrain.games must be >= 1"),
+    (minimal(pretrain={"value_weight": -1.0}), "pretrain.value_weight must be >= 0"),
 ])
 def test_bad_configs_are_clear_errors(data, match):
     with pytest.raises(ConfigError, match=match):

@@ -24,6 +24,9 @@ key                         meaning
 ``pool.snapshot_every``     PPO updates between two snapshots of the learner
 ``pool.max_snapshots``      snapshots kept (oldest dropped); ``self`` draws uniformly among them
 ``ppo.*``                   MaskablePPO hyper-parameters (see :class:`PPOConfig`)
+``pretrain.teacher``        imitation warm start from this player (e.g. ``heuristic:endgame``), or
+                            ``null``; ``pretrain.games`` episodes, ``epochs``, ``batch_size``,
+                            ``learning_rate``, ``value_weight`` (see ``train/pretrain.py``)
 ``eval.interval``           learner decisions between evaluations (0: only at the end)
 ``eval.games``              games against each baseline at every evaluation
 ``eval.final_games``        games against each baseline in the final summary
@@ -108,6 +111,27 @@ class PPOConfig:
 
 
 @dataclass
+class PretrainConfig:
+    """Imitation warm start of a fresh run (train/pretrain.py); ``teacher: null`` turns it off."""
+
+    teacher: str | None = None
+    games: int = 2000
+    epochs: int = 10
+    batch_size: int = 256
+    learning_rate: float = 1e-3
+    value_weight: float = 0.5
+
+    def validate(self) -> None:
+        _positive("pretrain.games", self.games)
+        _positive("pretrain.epochs", self.epochs)
+        _positive("pretrain.batch_size", self.batch_size)
+        if self.learning_rate <= 0:
+            raise ConfigError(f"pretrain.learning_rate must be > 0, got {self.learning_rate}")
+        if self.value_weight < 0:
+            raise ConfigError(f"pretrain.value_weight must be >= 0, got {self.value_weight}")
+
+
+@dataclass
 class EvalConfig:
     """Evaluation against the baselines with :func:`agents.match.contest`."""
 
@@ -143,6 +167,7 @@ class TrainConfig:
     run_dir: str | None = None
     pool: PoolConfig = field(default_factory=PoolConfig)
     ppo: PPOConfig = field(default_factory=PPOConfig)
+    pretrain: PretrainConfig = field(default_factory=PretrainConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
 
     def validate(self) -> None:
@@ -168,8 +193,13 @@ class TrainConfig:
         rollout = self.ppo.n_steps * self.n_envs
         if self.ppo.batch_size > rollout:
             raise ConfigError(f"ppo.batch_size ({self.ppo.batch_size}) must be <= ppo.n_steps * n_envs ({rollout})")
+        if self.pretrain.teacher is not None:
+            from agents.registry import make_agent
+
+            make_agent(self.game, self.pretrain.teacher)  # an unknown teacher fails here
         self.pool.validate()
         self.ppo.validate()
+        self.pretrain.validate()
         self.eval.validate()
 
     def to_dict(self) -> dict[str, Any]:
@@ -331,5 +361,5 @@ def _union_type() -> Any:
     return types.UnionType
 
 
-__all__ = ["ACTIVATIONS", "EvalConfig", "PPOConfig", "PoolConfig", "TrainConfig", "apply_overrides",
+__all__ = ["ACTIVATIONS", "EvalConfig", "PPOConfig", "PoolConfig", "PretrainConfig", "TrainConfig", "apply_overrides",
            "config_from_dict", "load_config"]

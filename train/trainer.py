@@ -2,8 +2,9 @@
 
 Read top to bottom: :func:`train` builds the vector of single-agent environments (one learner
 seat, opponents from :class:`~train.pool.OpponentPool`), the MaskablePPO model (or loads it from
-the run's checkpoint with ``resume``), and learns with :class:`PoolCallback`, which between two PPO
-updates
+the run's checkpoint with ``resume``), warms a fresh model up by imitating ``pretrain.teacher`` if the
+config names one (:func:`warm_start`, ``train/pretrain.py``), and learns with :class:`PoolCallback`,
+which between two PPO updates
 
 * adds a frozen snapshot of the learner to every environment's pool every ``pool.snapshot_every``
   updates,
@@ -44,10 +45,11 @@ from card_envs.core.single_agent import SingleAgentEnv
 from train.checkpoint import Checkpoint, CheckpointError, Snapshot, game_signature, read_checkpoint, write_checkpoint
 from train.config import TrainConfig, config_from_dict
 from train.pool import SELF, OpponentPool, policy_net_of
+from train.pretrain import collect, fit
 
 CHECKPOINT_NAME = "checkpoint.zip"
 #: config keys a resumed run may change; everything else must match the checkpoint's config
-RESUMABLE_CHANGES = ("total_timesteps", "checkpoint_interval", "eval", "torch_threads", "vec_env")
+RESUMABLE_CHANGES = ("total_timesteps", "checkpoint_interval", "eval", "torch_threads", "vec_env", "pretrain")
 WIN_WINDOW = 1000  #: finished training episodes in the rolling win rate
 
 
@@ -111,7 +113,9 @@ class RunState:
     last_checkpoint: int = 0
     last_eval: int = 0
     wall_time: float = 0.0
+    cpu_time: float = 0.0  #: this process's CPU time (the machine is shared: wall time overstates the cost)
     evaluations: list[dict[str, Any]] = field(default_factory=list)
+    pretrain: dict[str, Any] = field(default_factory=dict)
 
 
 class PoolCallback(BaseCallback):
@@ -128,12 +132,14 @@ class PoolCallback(BaseCallback):
         self.results: deque[tuple[str, bool]] = deque(maxlen=WIN_WINDOW)
         self.bar: Any = None
         self.started = 0.0
+        self.cpu_started = 0.0
         self.first_rollout = True
 
     # -- SB3 hooks --------------------------------------------------------------------------------
 
     def _on_training_start(self) -> None:
         self.started = time.perf_counter() - self.run.wall_time
+        self.cpu_started = time.process_time() - self.run.cpu_time
         if not self.snapshots:
             self._snapshot()
         if self.show_progress:
@@ -158,6 +164,9 @@ class PoolCallback(BaseCallback):
         if evaluate:
             self.run.last_eval = steps
             self._evaluate()
+            if self.bar is None:  # no progress bar: one line per evaluation for the log
+                print(f"{steps:,} decisions, {time.perf_counter() - self.started:,.0f} s: {self._postfix()}",
+                      file=sys.stderr, flush=True)
 
     def _on_step(self) -> bool:
         for done, info in zip(self.locals["dones"], self.locals["infos"], strict=True):
@@ -194,6 +203,7 @@ class PoolCallback(BaseCallback):
     def save(self) -> None:
         self.run.last_checkpoint = self.num_timesteps
         self.run.wall_time = time.perf_counter() - self.started
+        self.run.cpu_time = time.process_time() - self.cpu_started
         save_checkpoint(self.checkpoint_path, self.config, self.model, self.run, list(self.snapshots))
 
     def _snapshot(self) -> None:
@@ -239,7 +249,8 @@ def save_checkpoint(path: Path, config: TrainConfig, model: MaskablePPO, run: Ru
         "n_updates": run.updates,
         "policy": {"activation": config.ppo.activation, "net_arch": list(config.ppo.net_arch),
                    "deterministic": config.eval.deterministic},
-        "run": {"last_checkpoint": run.last_checkpoint, "last_eval": run.last_eval, "wall_time": run.wall_time},
+        "run": {"last_checkpoint": run.last_checkpoint, "last_eval": run.last_eval, "wall_time": run.wall_time,
+                "cpu_time": run.cpu_time, "pretrain": run.pretrain},
         "evaluations": run.evaluations,
     }
     write_checkpoint(path, Checkpoint(meta, policy_net_of(model.policy, config.ppo.activation),
@@ -264,17 +275,25 @@ class Summary:
     config: TrainConfig
     num_timesteps: int
     wall_time: float
+    cpu_time: float
     results: list[ContestResult]
     checkpoint: str
+    pretrain: dict[str, Any] = field(default_factory=dict)
 
     def table(self) -> str:
         seats = card_envs.make_game(self.config.game, **self.config.env_options).num_players
         options = f" {self.config.env_options}" if self.config.env_options else ""
         lines = [
             f"{self.config.game}{options}: MaskablePPO, {self.num_timesteps:,} learner "
-            f"decisions in {self.wall_time / 60:.1f} min ({self.num_timesteps / max(self.wall_time, 1e-9):,.0f} "
+            f"decisions in {self.wall_time / 60:.1f} min wall time, {self.cpu_time / 60:.1f} min CPU time "
+            f"({self.num_timesteps / max(self.wall_time, 1e-9):,.0f} "
             f"decisions/s), checkpoint {self.checkpoint}",
             "",
+        ]
+        if self.pretrain:
+            lines += [f"Warm start: imitation of {self.pretrain['teacher']} over {self.pretrain['decisions']:,} "
+                      f"decisions (agreement {self.pretrain['accuracy']:.3f}).", ""]
+        lines += [
             "| trained agent vs field of | seats | games | win rate [95% CI] | fair share | CI above fair share | "
             "mean return |",
             "|---|---|---|---|---|---|---|",
@@ -287,7 +306,8 @@ class Summary:
 
     def to_dict(self) -> dict[str, Any]:
         return {"config": self.config.to_dict(), "num_timesteps": self.num_timesteps, "wall_time": self.wall_time,
-                "checkpoint": self.checkpoint, "results": [r.row() for r in self.results]}
+                "cpu_time": self.cpu_time,
+                "checkpoint": self.checkpoint, "pretrain": self.pretrain, "results": [r.row() for r in self.results]}
 
     def write(self, prefix: str | Path) -> None:
         write_atomically(f"{prefix}.md", self.table() + "\n")
@@ -311,6 +331,12 @@ def train(config: TrainConfig, *, resume: bool = False, progress: bool = True, f
         model = MaskablePPO.load(io.BytesIO(model_bytes), env=venv, device="cpu", tensorboard_log=tensorboard_dir)
     else:
         model = new_model(config, venv, tensorboard_dir)
+        if config.pretrain.teacher is not None:
+            started, cpu_started = time.perf_counter(), time.process_time()
+            run.pretrain = warm_start(config, model, progress)
+            run.wall_time = time.perf_counter() - started
+            run.cpu_time = time.process_time() - cpu_started
+            save_checkpoint(checkpoint_path, config, model, run, [])
     callback = PoolCallback(config, checkpoint_path, run, snapshots, progress)
     remaining = config.total_timesteps - model.num_timesteps
     try:
@@ -324,10 +350,35 @@ def train(config: TrainConfig, *, resume: bool = False, progress: bool = True, f
     results = []
     if final_eval:
         results = evaluate(config, checkpoint_path, config.eval.final_games, seed=config.seed + 2, progress=progress)
-    summary = Summary(config, int(model.num_timesteps), run.wall_time, results, str(checkpoint_path))
+    summary = Summary(config, int(model.num_timesteps), run.wall_time, run.cpu_time, results, str(checkpoint_path),
+                      run.pretrain)
     if final_eval:
         summary.write(run_dir / "summary")
     return summary
+
+
+def warm_start(config: TrainConfig, model: MaskablePPO, progress: bool) -> dict[str, Any]:
+    """Imitation of ``pretrain.teacher`` before PPO (train/pretrain.py); returns its statistics."""
+    settings = config.pretrain
+    pool = OpponentPool(config.game, config.pool.weights, max_snapshots=1, seed=config.seed * 10_007 + 99_991)
+    env = TrainingEnv(config.game, pool, options=config.env_options)
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=settings.games, unit="game", desc=f"{config.game}: teacher {settings.teacher}",
+                   file=sys.stderr, dynamic_ncols=True, mininterval=0.5)
+    started = time.perf_counter()
+    data = collect(env, settings.teacher, settings.games, seed=config.seed, progress=bar.update if bar else None)
+    if bar is not None:
+        bar.set_postfix_str(f"{len(data):,} decisions; fitting {settings.epochs} epochs")
+        bar.refresh()
+    stats = fit(model.policy, data, epochs=settings.epochs, batch_size=settings.batch_size,
+                learning_rate=settings.learning_rate, value_weight=settings.value_weight, seed=config.seed)
+    if bar is not None:
+        bar.set_postfix_str(f"{len(data):,} decisions; agreement {stats['accuracy']:.3f}")
+        bar.close()
+    return {"teacher": settings.teacher, "decisions": len(data), "seconds": time.perf_counter() - started, **stats}
 
 
 def _resume_state(config: TrainConfig, path: Path) -> tuple[TrainConfig, RunState, list[Snapshot], bytes]:
@@ -345,7 +396,9 @@ def _resume_state(config: TrainConfig, path: Path) -> tuple[TrainConfig, RunStat
     run = RunState(updates=int(checkpoint.meta.get("n_updates", 0)),
                    last_checkpoint=int(stored_run.get("last_checkpoint", checkpoint.num_timesteps)),
                    last_eval=int(stored_run.get("last_eval", 0)), wall_time=float(stored_run.get("wall_time", 0.0)),
-                   evaluations=list(checkpoint.meta.get("evaluations", [])))
+                   cpu_time=float(stored_run.get("cpu_time", 0.0)),
+                   evaluations=list(checkpoint.meta.get("evaluations", [])),
+                   pretrain=dict(stored_run.get("pretrain", {})))
     return config, run, checkpoint.snapshots, checkpoint.model_bytes
 
 

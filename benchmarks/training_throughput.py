@@ -1,0 +1,232 @@
+"""Env steps/s during MaskablePPO training, for every game, against the zero-cost ceiling, in one run.
+
+Run from the repository root::
+
+    python -m benchmarks.training_throughput                  # 5 repeats x 4 rollouts per row
+    python -m benchmarks.training_throughput --quick          # smoke run, writes results/quick/
+    python -m benchmarks.training_throughput --games revolutionary_war_v0 --repeats 3
+
+=====================  ==================================================================================
+row                    what is timed
+=====================  ==================================================================================
+``<game>``             ``model.learn(n)`` of the game's committed config (``configs/*.yaml``: its
+                       n_envs, network, n_steps, batch, epochs, torch threads, and its opponent pool,
+                       with one snapshot of the learner so ``self`` is drawn too) on the real training
+                       environments: collecting the rollouts (policy forward passes, every opponent's
+                       decisions, the rules engine, observation encoding) and the PPO updates
+``<game> ceiling``     the very same model and ``learn`` call on ``ZeroCostEnv``: the same observation
+                       and action spaces and the same mean episode length, but a step that only returns
+                       a constant observation -- what the training loop costs with a free environment
+=====================  ==================================================================================
+
+The ratio ``<game> / ceiling`` is the share of the free-environment speed that training keeps with the
+real game; the target is at least 0.75. Rows are measured round-robin (game, ceiling, game, ...) so a busy
+machine slows both alike; each ratio is taken per repeat (paired) before its median. Rates are shown by
+wall time and by this process's CPU time (which leaves out time lost to other processes on a shared
+machine). Checkpoints and evaluations are not part of the loop being timed.
+
+Results: ``results/training_throughput.md`` and ``.json``, each written to a temporary file and renamed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import shlex
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+import card_envs
+from benchmarks.throughput import machine_description, write_atomic
+from train.config import TrainConfig, load_config
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGET = 0.75
+
+
+class ZeroCostEnv(gymnasium.Env):
+    """The spaces of a game, episodes of a fixed length, a step that costs nothing."""
+
+    def __init__(self, observation_size: int, num_actions: int, episode_length: int) -> None:
+        self.observation_space = spaces.Box(-np.inf, np.inf, (observation_size,), np.float32)
+        self.action_space = spaces.Discrete(num_actions)
+        self.episode_length = episode_length
+        self.observation = np.zeros(observation_size, np.float32)
+        self.mask = np.ones(num_actions, np.int8)
+        self.t = 0
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        super().reset(seed=seed)
+        self.t = 0
+        return self.observation, {}
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
+        self.t += 1
+        done = self.t >= self.episode_length
+        return self.observation, float(done and self.t % 2), done, False, {}
+
+    def action_masks(self) -> np.ndarray:
+        return self.mask
+
+
+def committed_config(game: str) -> TrainConfig:
+    """The committed config of ``game``: ``configs/<game without _v0>.yaml``."""
+    path = ROOT / "configs" / f"{game.rsplit('_v', 1)[0]}.yaml"
+    return load_config(path)
+
+
+class Row:
+    """One training setup (real or ceiling) and its timed samples."""
+
+    def __init__(self, game: str, kind: str, model: Any) -> None:
+        self.game, self.kind, self.model = game, kind, model
+        self.samples: list[dict[str, float]] = []
+
+    @property
+    def label(self) -> str:
+        return self.game if self.kind == "game" else f"{self.game} ceiling"
+
+    def run(self, steps: int) -> dict[str, float]:
+        wall, cpu = time.perf_counter(), time.process_time()
+        before = self.model.num_timesteps
+        self.model.learn(steps, reset_num_timesteps=False)
+        done = self.model.num_timesteps - before
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        return {"steps": done, "wall_s": wall, "cpu_s": cpu, "steps_per_s": done / wall, "steps_per_cpu_s": done / cpu}
+
+
+def build_rows(game: str, rollouts: int) -> tuple[Row, Row, dict[str, Any]]:
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from train.pool import snapshot_of
+    from train.trainer import make_vec_env, new_model
+
+    config = committed_config(game)
+    config.vec_env = "dummy"
+    venv = make_vec_env(config, [])
+    model = new_model(config, venv, None)
+    venv.env_method("add_snapshot", snapshot_of(model.policy, "0", config.ppo.activation))
+    rollout = config.ppo.n_steps * config.n_envs
+    model.learn(rollout)  # warm-up; also measures the episode length
+    lengths = [info["l"] for info in model.ep_info_buffer] or [config.ppo.n_steps]
+    episode_length = max(1, round(statistics.mean(lengths)))
+    built = card_envs.make_game(game, **config.env_options)
+    ceiling_env = DummyVecEnv([lambda: ZeroCostEnv(built.observation_size, built.num_actions, episode_length)]
+                              * config.n_envs)
+    ceiling = new_model(config, ceiling_env, None)
+    ceiling.learn(rollout)
+    setup = {"config": str(Path("configs") / f"{game.rsplit('_v', 1)[0]}.yaml"), "n_envs": config.n_envs,
+             "n_steps": config.ppo.n_steps, "batch_size": config.ppo.batch_size, "n_epochs": config.ppo.n_epochs,
+             "net_arch": config.ppo.net_arch, "torch_threads": config.torch_threads,
+             "pool": config.pool.weights, "steps_per_sample": rollout * rollouts,
+             "mean_episode_length": episode_length, "players": built.num_players}
+    return Row(game, "game", model), Row(game, "ceiling", ceiling), setup
+
+
+def spread(values: Sequence[float]) -> dict[str, float]:
+    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+
+
+def measure(games: Sequence[str], repeats: int, rollouts: int) -> list[dict[str, Any]]:
+    results = []
+    for game in games:
+        real, ceiling, setup = build_rows(game, rollouts)
+        steps = setup["steps_per_sample"]
+        for repeat in range(repeats):
+            for row in (real, ceiling):
+                sample = row.run(steps)
+                row.samples.append(sample)
+                print(f"[{repeat + 1}/{repeats}] {row.label:<32} {sample['steps_per_s']:>9,.0f} steps/s  "
+                      f"(CPU time: {sample['steps_per_cpu_s']:,.0f} steps/s)", file=sys.stderr, flush=True)
+        ratio_wall = [r["steps_per_s"] / c["steps_per_s"] for r, c in zip(real.samples, ceiling.samples, strict=True)]
+        ratio_cpu = [r["steps_per_cpu_s"] / c["steps_per_cpu_s"]
+                     for r, c in zip(real.samples, ceiling.samples, strict=True)]
+        results.append({
+            "game": game, "setup": setup,
+            "training_steps_per_s": spread([s["steps_per_s"] for s in real.samples]),
+            "ceiling_steps_per_s": spread([s["steps_per_s"] for s in ceiling.samples]),
+            "training_steps_per_cpu_s": spread([s["steps_per_cpu_s"] for s in real.samples]),
+            "ceiling_steps_per_cpu_s": spread([s["steps_per_cpu_s"] for s in ceiling.samples]),
+            "ratio": spread(ratio_wall), "ratio_cpu": spread(ratio_cpu),
+            "meets_target": statistics.median(ratio_cpu) >= TARGET,
+            "samples": {"training": real.samples, "ceiling": ceiling.samples},
+        })
+    return results
+
+
+def _cell(values: dict[str, float], digits: int = 0) -> str:
+    return f"{values['median']:,.{digits}f} ({values['min']:,.{digits}f}-{values['max']:,.{digits}f})"
+
+
+def render_markdown(report: dict[str, Any]) -> str:
+    lines = [
+        "# Training throughput: MaskablePPO on each game against the zero-cost ceiling", "",
+        f"Generated by `{report['command']}` on {report['date']}. {report['settings']['repeats']} repeats per row, "
+        "measured round-robin (game, ceiling, game, ...); each cell is the median over repeats with (min-max). "
+        "A step is one learner decision (opponents' decisions happen inside it). The ratio is taken per repeat "
+        "(paired). CPU-time rates leave out the time this process lost to other processes on the shared machine; "
+        f"the target (ratio >= {TARGET}) is judged on them.", "",
+        "| game | config | training steps/s | ceiling steps/s | ratio | training steps/CPU-s | ceiling steps/CPU-s | "
+        "ratio (CPU time) | meets target |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for r in report["results"]:
+        lines.append(f"| {r['game']} | {r['setup']['config']} | {_cell(r['training_steps_per_s'])} | "
+                     f"{_cell(r['ceiling_steps_per_s'])} | {_cell(r['ratio'], 2)} | "
+                     f"{_cell(r['training_steps_per_cpu_s'])} | {_cell(r['ceiling_steps_per_cpu_s'])} | "
+                     f"{_cell(r['ratio_cpu'], 2)} | {'yes' if r['meets_target'] else 'no'} |")
+    lines += ["", "## Setups (from each game's committed config)", "",
+              "| game | players | n_envs | n_steps | batch | epochs | net | torch threads | pool | "
+              "mean episode length | steps per sample |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in report["results"]:
+        s = r["setup"]
+        pool = ", ".join(f"{k} {v:g}" for k, v in s["pool"].items())
+        lines.append(f"| {r['game']} | {s['players']} | {s['n_envs']} | {s['n_steps']} | {s['batch_size']} | "
+                     f"{s['n_epochs']} | {s['net_arch']} | {s['torch_threads']} | {pool} | "
+                     f"{s['mean_episode_length']} | {s['steps_per_sample']:,} |")
+    lines += ["", "## Machine", ""]
+    lines += [f"- {key.replace('_', ' ')}: {value}" for key, value in report["machine"].items()]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--games", help="comma-separated env names (default: every registered game)")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--rollouts", type=int, default=4, help="rollouts timed per sample (default 4)")
+    parser.add_argument("--quick", action="store_true", help="1 repeat of 1 rollout, written to results/quick/")
+    parser.add_argument("--out", type=Path, help="output folder (default benchmarks/results)")
+    args = parser.parse_args(argv)
+    games = args.games.split(",") if args.games else list(card_envs.ENV_NAMES)
+    unknown = [g for g in games if g not in card_envs.ENV_NAMES]
+    if unknown:
+        parser.error(f"unknown game(s) {', '.join(unknown)}; registered: {', '.join(card_envs.ENV_NAMES)}")
+    repeats, rollouts = (1, 1) if args.quick else (args.repeats, args.rollouts)
+    out = args.out or ROOT / "benchmarks" / "results" / ("quick" if args.quick else "")
+    machine = machine_description()
+    results = measure(games, repeats, rollouts)
+    machine["load_average_at_end"] = machine_description()["load_average_at_start"]
+    machine["torch"] = __import__("torch").__version__
+    machine["stable_baselines3"] = __import__("stable_baselines3").__version__
+    machine["sb3_contrib"] = __import__("sb3_contrib").__version__
+    report = {"command": "python -m benchmarks.training_throughput " + " ".join(shlex.quote(a) for a in (
+        argv if argv is not None else sys.argv[1:])), "date": dt.datetime.now(dt.timezone.utc).isoformat(
+        timespec="seconds"), "settings": {"repeats": repeats, "rollouts": rollouts, "target": TARGET},
+        "machine": machine, "results": results}
+    write_atomic(out / "training_throughput.json", json.dumps(report, indent=2) + "\n")
+    write_atomic(out / "training_throughput.md", render_markdown(report))
+    print(render_markdown(report))
+    return report
+
+
+if __name__ == "__main__":
+    main()
