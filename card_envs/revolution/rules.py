@@ -381,6 +381,11 @@ class RevolutionState(GameState):
         if type(action) is not int or not 0 <= action <= PASS or not legal >> action & 1:
             action = self._check_action(action)
         self.rewards = [0.0, 0.0, 0.0, 0.0]
+        self._apply(action)
+        self.history.append(action)
+
+    def _apply(self, action: int) -> None:
+        """The transition of a legal action; :meth:`apply` validates it first and records it."""
         self._legal = -1
         player = self.current_player
         if self.phase == FOLLOW:  # the most common decision: _follow, inlined
@@ -412,11 +417,6 @@ class RevolutionState(GameState):
         self.steps += 1
         if self.steps >= self.game.step_limit and self.phase != OVER:
             self._truncate()  # R23
-        self.history.append(action)
-
-    def _apply(self, action: int) -> None:
-        """Unused: :meth:`apply` is specialised for speed."""
-        raise NotImplementedError
 
     def _check_action(self, action: Any) -> int:
         """The slow path of :meth:`apply`: numpy integers pass, anything else illegal raises (R22 / A39)."""
