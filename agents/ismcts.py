@@ -40,8 +40,8 @@ key           meaning                                                       defa
 ============  ============================================================  ==================
 
 A fixed seed and a ``sims`` budget give the same move every time; an ``ms`` budget depends on the
-machine's speed. Spent effort is recorded in :attr:`ISMCTSAgent.stats` (decisions, searched decisions,
-simulations, seconds).
+machine's speed (and on what else runs on it). Spent effort is recorded in :attr:`ISMCTSAgent.stats`
+(decisions, searched decisions, simulations, wall-clock and CPU seconds).
 """
 
 from __future__ import annotations
@@ -222,10 +222,15 @@ class SearchStats:
     searched: int = 0  #: of those, decisions with more than one legal action (searched)
     simulations: int = 0
     seconds: float = 0.0  #: wall-clock time inside searched decisions
+    cpu_seconds: float = 0.0  #: this process's CPU time inside searched decisions (a busy machine does not inflate it)
 
     @property
     def ms_per_search(self) -> float:
         return 1000.0 * self.seconds / self.searched if self.searched else 0.0
+
+    @property
+    def cpu_ms_per_search(self) -> float:
+        return 1000.0 * self.cpu_seconds / self.searched if self.searched else 0.0
 
 
 class ISMCTSAgent(Agent):
@@ -255,10 +260,11 @@ class ISMCTSAgent(Agent):
         self.stats.decisions += 1
         if len(legal) == 1:
             return legal[0]
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         root = self.search(decision)
         self.stats.searched += 1
         self.stats.seconds += time.perf_counter() - start
+        self.stats.cpu_seconds += time.process_time() - cpu_start
         return self.best_action(root, decision.legal_actions, decision.player)
 
     def search(self, decision: Decision) -> _Node:

@@ -53,7 +53,7 @@ def _chunk(job: tuple) -> dict[str, float]:
     game = card_envs.make_game(name, **config)
     seats = game.num_players
     totals = dict.fromkeys(("games", "wins", "shared", "opponent_wins", "nobody", "return", "searched",
-                            "decisions", "simulations", "seconds"), 0.0)
+                            "decisions", "simulations", "seconds", "cpu_seconds"), 0.0)
     for k in range(first, last):
         deal, rotation = divmod(k, seats)
         streams = np.random.SeedSequence([seed, deal, rotation]).generate_state(seats + 1)
@@ -77,6 +77,7 @@ def _chunk(job: tuple) -> dict[str, float]:
         totals["decisions"] += stats.decisions
         totals["simulations"] += stats.simulations
         totals["seconds"] += stats.seconds
+        totals["cpu_seconds"] += stats.cpu_seconds
     return totals
 
 
@@ -110,6 +111,7 @@ def measure(name: str, spec: str, games: int, *, opponent: str | None = None, co
         "nobody": int(totals["nobody"]), "win_rate": wins / played, "ci_low": low, "ci_high": high,
         "fair_share": 1 / seats, "beats_opponent": low > 1 / seats, "mean_return": totals["return"] / played,
         "ms_per_search": 1000.0 * totals["seconds"] / searched,
+        "cpu_ms_per_search": 1000.0 * totals["cpu_seconds"] / searched,
         "sims_per_search": totals["simulations"] / searched,
         "searched_per_game": totals["searched"] / played, "decisions_per_game": totals["decisions"] / played,
         "wall_seconds": wall, "workers": workers, "seed": seed,
@@ -133,13 +135,14 @@ def format_markdown(rows: Sequence[dict[str, Any]], meta: dict[str, Any]) -> str
         "Win rate of `ismcts:sims=<budget>,...` (agents/ismcts.py) against a field of each game's strongest",
         "rule-based player, seats rotated and every deal replayed once per seat of the search player",
         "(`benchmarks/ismcts_strength.py`). A win shared with another seat counts as a win. 95% Wilson",
-        "intervals; **bold**: the whole interval is above the fair share 1/N. `ms/move`: wall-clock",
-        "milliseconds per searched decision (one legal action: no search), measured on the machine below",
-        "while it was shared with other jobs, so it is an upper bound of the unloaded cost.",
+        "intervals; **bold**: the whole interval is above the fair share 1/N. Cost per searched decision",
+        "(one legal action: no search) on the machine below: `CPU ms/move` is the search process's CPU time,",
+        "the cost on an idle core; `wall ms/move` is what it took while the machine was shared with other",
+        "jobs (see the load average), an upper bound.",
         "",
-        "| game | config | agent | vs field of | games | win rate [95% CI] | fair share | ms/move | sims/move "
-        "| searched moves/game |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| game | config | agent | vs field of | games | win rate [95% CI] | fair share | CPU ms/move "
+        "| wall ms/move | sims/move | searched moves/game |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in sorted(rows, key=lambda r: (r["game"], json.dumps(r["config"], sort_keys=True),
                                          r.get("sims_per_search", 0), r["agent"])):
@@ -148,7 +151,9 @@ def format_markdown(rows: Sequence[dict[str, Any]], meta: dict[str, Any]) -> str
             cell = f"**{cell}**"
         config = json.dumps(r["config"]) if r["config"] else "default"
         lines.append(f"| {r['game']} | {config} | `{r['agent']}` | `{r['opponent']}` | {r['games']} | {cell} | "
-                     f"{r['fair_share']:.3f} | {r['ms_per_search']:.1f} | {r['sims_per_search']:.0f} | "
+                     f"{r['fair_share']:.3f} | {r.get('cpu_ms_per_search', float('nan')):.1f} | "
+                     f"{r['ms_per_search']:.1f} | "
+                     f"{r['sims_per_search']:.0f} | "
                      f"{r['searched_per_game']:.1f} |")
     lines += ["", f"Machine: {meta['machine']}. Last run: {meta['date']}, `{meta['command']}`."]
     return "\n".join(lines) + "\n"
@@ -181,7 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                           workers=args.workers)
             rows.append(row)
             print(f"{name} {spec} vs {row['opponent']}: {row['win_rate']:.3f} [{row['ci_low']:.3f}, "
-                  f"{row['ci_high']:.3f}] over {row['games']} games, {row['ms_per_search']:.1f} ms/move, "
+                  f"{row['ci_high']:.3f}] over {row['games']} games, {row['cpu_ms_per_search']:.1f} CPU ms/move, "
                   f"{row['wall_seconds']:.0f} s", file=sys.stderr, flush=True)
     json_path = os.path.join(args.out, "ismcts_strength.json")
     old = []
