@@ -79,8 +79,6 @@ OBSERVATION_SIZE = 533
 MAX_SEATS = 6
 SEAT_BASE = 47
 SEAT_SIZE = 70
-TABLE_BASE = SEAT_BASE + MAX_SEATS * SEAT_SIZE  # 467
-GLOBAL_BASE = TABLE_BASE + 16  # 483
 
 #: (start, stop, meaning) of every block, checked against the docstring and the space by the tests
 LAYOUT: tuple[tuple[int, int, str], ...] = (
