@@ -203,3 +203,30 @@ def test_the_trained_player_imports_no_torch(trained):
             f"contest({GAME!r}, 'checkpoint:{path}', 'random', 2, progress=False); "
             "sys.exit(any(m.split('.')[0] in ('torch', 'stable_baselines3', 'sb3_contrib') for m in sys.modules))")
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+def test_init_from_starts_a_new_run_from_a_checkpoints_weights(trained, tmp_path):
+    from train.trainer import initialize_from
+
+    config, model, path = trained
+    fresh = new_model(tiny_config(tmp_path / "fresh"), make_vec_env(config, []), None)
+    assert not torch.equal(fresh.policy.action_net.weight, model.policy.action_net.weight)
+    initialize_from(fresh, config, str(path))
+    for key, value in model.policy.state_dict().items():
+        assert torch.equal(fresh.policy.state_dict()[key], value)
+    assert fresh.num_timesteps == 0
+
+
+def test_init_from_another_network_or_game_is_a_clear_error(trained, tmp_path):
+    from train.trainer import initialize_from
+
+    config, _, path = trained
+    wider = tiny_config(tmp_path, ppo={"net_arch": [64], "n_steps": 32, "batch_size": 64, "activation": "relu"})
+    with pytest.raises(CheckpointError, match=r"another network \(\[32, 16\]\) than ppo.net_arch \[64\]"):
+        initialize_from(new_model(wider, make_vec_env(wider, []), None), wider, str(path))
+    tanh = tiny_config(tmp_path, ppo={"net_arch": [32, 16], "n_steps": 32, "batch_size": 64})
+    with pytest.raises(CheckpointError, match="uses relu, ppo.activation is tanh"):
+        initialize_from(new_model(tanh, make_vec_env(tanh, []), None), tanh, str(path))
+    other = config_from_dict({"game": "bloodlines_v0", "n_envs": 1, "ppo": {"n_steps": 64, "batch_size": 64}})
+    with pytest.raises(CheckpointError, match="is a model for revolutionary_war_v0, not for bloodlines_v0"):
+        initialize_from(new_model(other, make_vec_env(other, []), None), other, str(path))

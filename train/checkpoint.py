@@ -106,16 +106,15 @@ _ACTIVATIONS = {"tanh": np.tanh, "relu": _relu}
 
 
 def masked_choice(logits: np.ndarray, mask: np.ndarray, rng: np.random.Generator | None) -> int:
-    """The most probable legal action (``rng`` None) or one sampled from the masked softmax."""
-    legal = np.flatnonzero(mask)
-    if legal.size == 0:
+    """The most probable legal action (``rng`` None) or one sampled from the masked softmax.
+
+    Sampling uses the Gumbel-max trick: the argmax of ``logits + Gumbel noise`` is distributed as
+    ``softmax(logits)``, in three array operations."""
+    scores = logits if rng is None else logits + rng.gumbel(size=logits.shape)
+    action = int(np.argmax(np.where(mask, scores, -np.inf)))
+    if not mask[action]:
         raise CheckpointError("no legal action to choose from (the mask is all zeros)")
-    scores = logits[legal]
-    if rng is None:
-        return int(legal[int(np.argmax(scores))])
-    weights = np.exp(scores - scores.max())
-    threshold = rng.random() * weights.sum()
-    return int(legal[min(int(np.searchsorted(np.cumsum(weights), threshold, side="right")), legal.size - 1)])
+    return action
 
 
 def game_signature(game: str, options: Mapping[str, Any] | None = None) -> dict[str, Any]:

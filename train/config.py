@@ -19,6 +19,8 @@ key                         meaning
 ``checkpoint_interval``     learner decisions between checkpoints (a kill loses at most this)
 ``run_dir``                 where checkpoints, TensorBoard logs and the summary go (default
                             ``runs/<config file stem>``)
+``init_from``               a checkpoint whose policy and value weights a fresh run starts from
+                            (same game and network; new optimizer, schedules and pool)
 ``pool.weights``            opponent -> sampling weight: ``random``, ``heuristic:<name>``,
                             ``self`` (frozen snapshots of the learner)
 ``pool.snapshot_every``     PPO updates between two snapshots of the learner
@@ -165,6 +167,7 @@ class TrainConfig:
     torch_threads: int = 1
     checkpoint_interval: int = 50_000
     run_dir: str | None = None
+    init_from: str | None = None
     pool: PoolConfig = field(default_factory=PoolConfig)
     ppo: PPOConfig = field(default_factory=PPOConfig)
     pretrain: PretrainConfig = field(default_factory=PretrainConfig)

@@ -42,7 +42,15 @@ import card_envs
 from agents.match import ContestResult, contest, write_atomically
 from card_envs.core.errors import ConfigError
 from card_envs.core.single_agent import SingleAgentEnv
-from train.checkpoint import Checkpoint, CheckpointError, Snapshot, game_signature, read_checkpoint, write_checkpoint
+from train.checkpoint import (
+    Checkpoint,
+    CheckpointError,
+    Snapshot,
+    check_game,
+    game_signature,
+    read_checkpoint,
+    write_checkpoint,
+)
 from train.config import TrainConfig, config_from_dict
 from train.pool import SELF, OpponentPool, policy_net_of
 from train.pretrain import collect, fit
@@ -331,6 +339,8 @@ def train(config: TrainConfig, *, resume: bool = False, progress: bool = True, f
         model = MaskablePPO.load(io.BytesIO(model_bytes), env=venv, device="cpu", tensorboard_log=tensorboard_dir)
     else:
         model = new_model(config, venv, tensorboard_dir)
+        if config.init_from is not None:
+            initialize_from(model, config, config.init_from)
         if config.pretrain.teacher is not None:
             started, cpu_started = time.perf_counter(), time.process_time()
             run.pretrain = warm_start(config, model, progress)
@@ -355,6 +365,22 @@ def train(config: TrainConfig, *, resume: bool = False, progress: bool = True, f
     if final_eval:
         summary.write(run_dir / "summary")
     return summary
+
+
+def initialize_from(model: MaskablePPO, config: TrainConfig, path: str) -> None:
+    """Copy the policy (and value) weights of the checkpoint at ``path`` into ``model``."""
+    checkpoint = read_checkpoint(path, with_model=True)
+    check_game(checkpoint, config.game, source=f"init_from checkpoint {path!r}")
+    if checkpoint.policy.activation != config.ppo.activation:
+        raise CheckpointError(f"init_from checkpoint {path!r} uses {checkpoint.policy.activation}, "
+                              f"ppo.activation is {config.ppo.activation}")
+    theirs = MaskablePPO.load(io.BytesIO(checkpoint.model_bytes), device="cpu").policy.state_dict()
+    ours = model.policy.state_dict()
+    shapes = {key: tuple(value.shape) for key, value in theirs.items()}
+    if shapes != {key: tuple(value.shape) for key, value in ours.items()}:
+        raise CheckpointError(f"init_from checkpoint {path!r} has another network "
+                              f"({checkpoint.meta['policy'].get('net_arch')}) than ppo.net_arch {config.ppo.net_arch}")
+    model.policy.load_state_dict(theirs)
 
 
 def warm_start(config: TrainConfig, model: MaskablePPO, progress: bool) -> dict[str, Any]:
