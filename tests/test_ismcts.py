@@ -262,9 +262,6 @@ def test_revolution_samples_every_consistent_deal():
     assert set(counts) == deals  # every consistent deal is drawn, and nothing else
 
 
-@pytest.mark.xfail(strict=True, reason="card_envs/revolution/rules.py _constrained_deal (greedy, most constrained "
-                   "card first) is not uniform over the consistent deals; reported to the Revolution developer "
-                   "(remove this marker once it samples uniformly)")
 def test_revolution_samples_consistent_deals_uniformly():
     state = _revolution_late_position()
     decision = Decision.of(state)

@@ -897,3 +897,46 @@ def test_layouts_tile_the_observations():  # section 7.4
         assert layout[0][0] == 0 and layout[-1][1] == size
         assert all(a[1] == b[0] for a, b in zip(layout, layout[1:], strict=False))
     assert Revolution().observation_size == 541 and Revolution(full_recall=True).observation_size == 753
+
+
+# -- section 7.3: what the hidden deal must respect (no-leak sampling for search) --------------------------
+
+
+def test_hidden_deals_are_uniform_over_every_split_the_constraints_allow():  # section 7.3
+    import itertools
+    from collections import Counter
+
+    from scipy.stats import chisquare
+
+    from card_envs.revolution.rules import deal_by_suit
+
+    pool = [0, 1, 2, 13, 14, 26, 39, 40]  # 3 clubs, 2 diamonds, 1 heart, 2 spades
+    sizes, allowed = [3, 2, 2], [0b1110, 0b1000, 0b1111]  # void in clubs; spades only; free; the pile gets 1
+    splits = set()
+    for a in itertools.combinations(pool, 3):
+        for b in itertools.combinations([c for c in pool if c not in a], 2):
+            for c in itertools.combinations([x for x in pool if x not in a + b], 2):
+                if all(x // 13 != 0 for x in a) and all(x // 13 == 3 for x in b):
+                    splits.add((frozenset(a), frozenset(b), frozenset(c)))
+    rng = np.random.default_rng(0)
+    counts = Counter()
+    for _ in range(60 * len(splits)):
+        parts = deal_by_suit(pool, sizes, allowed, rng)
+        counts[tuple(frozenset(p) for p in parts[:3])] += 1
+    assert set(counts) == splits
+    assert chisquare([counts[s] for s in splits]).pvalue > 1e-4
+
+
+def test_sampled_positions_keep_the_voids_walls_and_ace_the_view_proves():  # section 7.3, R2, R7(c)
+    state = deal_b()
+    play(state, ["2S", "3D", "AD", "KD", "5C", "9C", "AS"])  # P2's AS: a case-(c) card, P2 holds only spades
+    rng = np.random.default_rng(3)
+    for _ in range(25):
+        sample = state.sample_hidden(3, rng)
+        assert sample.view(3) == state.view(3)
+        assert all(c // 13 == 3 for c in sample.holding(2))  # the wall
+    opening = deal_b()
+    for _ in range(25):
+        assert ACTION_NAMES.index("play AS") in opening.sample_hidden(0, rng).holding(2)  # R2: D holds AS
+    moved = sum(opening.sample_hidden(0, rng).holding(1) != opening.holding(1) for _ in range(10))
+    assert moved == 10

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+from math import comb
 from typing import Any, Literal, NamedTuple
 
 import numpy as np
@@ -600,10 +602,7 @@ class RevolutionState(GameState):
         ]
         pool = [c for s in opponents for c in cards_of(self.holdings[s])]
         pool += [self.hand_log[i][j] for i, j in pile_slots]
-        dealt = deal_hidden(view, pool, rng)
-        if dealt is None:  # no sample found quickly: the true position is always consistent
-            return twin
-        holdings, pile = dealt
+        holdings, pile = deal_hidden(view, pool, rng)
         for seat in opponents:
             twin.holdings[seat] = holdings[seat]
         for (i, j), card in zip(pile_slots, pile, strict=True):
@@ -691,65 +690,121 @@ def known_ace_holder(view: RevolutionView) -> int:
     return holder if holder != view.player and ACE_OF_SPADES not in played else NO_PLAYER
 
 
-def deal_hidden(view: RevolutionView, pool: list[int], rng: np.random.Generator
-                ) -> tuple[list[int], list[int]] | None:
-    """Deal the cards ``pool`` (everything ``view`` does not show) at random, consistently with ``view``.
+def deal_hidden(view: RevolutionView, pool: list[int], rng: np.random.Generator) -> tuple[list[int], list[int]]:
+    """Deal the cards ``pool`` (everything ``view`` does not show) consistently with ``view``, uniformly
+    at random among all such deals.
 
     Returns the four holdings as bit masks (the viewer's own holding as it is) and the rest of the
-    pool (the hidden trick pile, in random order), or ``None`` if no consistent deal was found
-    quickly. Every other seat gets its holding size, within :func:`known_holding_limits`, with
-    ``AS`` where :func:`known_ace_holder` says.
+    pool (the hidden trick pile, in random order). Every other seat gets its holding size, within
+    :func:`known_holding_limits`, with ``AS`` where :func:`known_ace_holder` says.
     """
     opponents = [s for s in range(NUM_PLAYERS) if s != view.player]
-    sizes = {s: view.hand_sizes[s] for s in opponents}
-    allowed = dict.fromkeys(opponents, _FULL)
-    for seat, mask in known_holding_limits(view).items():
-        allowed[seat] &= mask
+    sizes = [view.hand_sizes[s] for s in opponents]
+    limits = known_holding_limits(view)
+    suits_allowed = [sum(1 << suit for suit in range(4) if limits.get(s, _FULL) & SUIT_BITS[suit]) for s in opponents]
     ace_holder = known_ace_holder(view)
     if ace_holder >= 0:
         pool = [c for c in pool if c != ACE_OF_SPADES]
-        sizes[ace_holder] -= 1
-    pile_size = len(pool) - sum(sizes.values())
-    dealt = _constrained_deal(pool, sizes, pile_size, allowed, rng)
-    if dealt is None:
-        return None
-    holdings, pile = dealt
+        sizes[opponents.index(ace_holder)] -= 1
+    parts = deal_by_suit(pool, sizes, suits_allowed, rng)
+    holdings = [0, 0, 0, 0]
+    for seat, cards in zip(opponents, parts, strict=False):
+        holdings[seat] = bits_of(cards)
     if ace_holder >= 0:
         holdings[ace_holder] |= _BIT[ACE_OF_SPADES]
     holdings[view.player] = bits_of(view.hand)
-    return [holdings[s] for s in range(NUM_PLAYERS)], pile
+    return holdings, parts[-1]
 
 
-def _constrained_deal(pool: list[int], sizes: dict[int, int], pile_size: int, allowed: dict[int, int],
-                      rng: np.random.Generator, attempts: int = 20) -> tuple[dict[int, int], list[int]] | None:
-    """Deal ``pool`` into holdings of the given sizes (each within its ``allowed`` mask) and a pile.
+def deal_by_suit(pool: Sequence[int], sizes: Sequence[int], suits_allowed: Sequence[int],
+                 rng: np.random.Generator) -> list[list[int]]:
+    """Split ``pool`` uniformly at random among all splits into parts of the given ``sizes``, part ``i``
+    holding only suits in the bit mask ``suits_allowed[i]``, plus one last unconstrained part (the rest).
 
-    Random greedy with restarts: the most constrained cards are placed first. Returns ``None``
-    when every attempt dead-ends (the caller then keeps the true deal).
+    Exact: unconstrained parts are exchangeable, so they are merged into one *free* part and split
+    uniformly at the end. For the constrained parts, the number of splits is counted suit by suit
+    (how many cards of each suit each part gets, weighted by the ways to choose them), the per-suit
+    counts are drawn in proportion, and each suit's cards are shuffled into those counts. Raises
+    :class:`StateError` when no split exists.
     """
-    for _ in range(attempts):
-        order = [pool[i] for i in rng.permutation(len(pool))]
-        order.sort(key=lambda c: sum(1 for s in sizes if allowed[s] >> c & 1))
-        room = dict(sizes)
-        dealt = dict.fromkeys(sizes, 0)
-        pile: list[int] = []
-        ok = True
-        for card in order:
-            options = [s for s in sizes if room[s] and allowed[s] >> card & 1]
-            if len(pile) < pile_size:
-                options.append(-1)
-            if not options:
-                ok = False
+    every_suit = 0b1111
+    bound = [i for i in range(len(sizes)) if suits_allowed[i] & every_suit != every_suit]
+    rest = len(pool) - sum(sizes)
+    if rest < 0:
+        raise StateError("no deal of the hidden cards is consistent with the view: too few cards")
+    by_suit = [[c for c in pool if SUIT_OF[c] == suit] for suit in range(4)]
+    counts = tuple(len(cards) for cards in by_suit)
+    caps = tuple(sizes[i] for i in bound)
+    masks = tuple(suits_allowed[i] for i in bound)
+    if not _ways(0, caps, counts, masks):
+        raise StateError("no deal of the hidden cards is consistent with the view")
+    bound_parts: list[list[int]] = [[] for _ in bound]
+    free: list[int] = []
+    for suit in range(4):
+        splits = [(weight * _ways(suit + 1, tuple(c - n for c, n in zip(caps, split, strict=True)), counts, masks),
+                   split) for weight, split in _suit_splits(suit, caps, counts, masks)]
+        split = _weighted_choice(splits, rng)
+        cards = [by_suit[suit][i] for i in rng.permutation(counts[suit])]
+        start = 0
+        for part, n in enumerate(split):
+            bound_parts[part].extend(cards[start:start + n])
+            start += n
+        free.extend(cards[start:])
+        caps = tuple(c - n for c, n in zip(caps, split, strict=True))
+    free = [free[i] for i in rng.permutation(len(free))]
+    parts: list[list[int]] = []
+    start = 0
+    for i in range(len(sizes)):
+        if i in bound:
+            parts.append(bound_parts[bound.index(i)])
+        else:
+            parts.append(free[start:start + sizes[i]])
+            start += sizes[i]
+    parts.append(free[start:])
+    return parts
+
+
+def _weighted_choice(options: list[tuple[int, Any]], rng: np.random.Generator) -> Any:
+    """One ``item`` of ``(weight, item)`` pairs, in proportion to the (possibly huge integer) weights."""
+    pick = rng.random() * sum(weight for weight, _ in options)
+    chosen = None
+    for weight, item in options:
+        if weight:
+            chosen = item
+            pick -= weight
+            if pick < 0:
                 break
-            seat = options[int(rng.integers(len(options)))]
-            if seat < 0:
-                pile.append(card)
-            else:
-                dealt[seat] |= _BIT[card]
-                room[seat] -= 1
-        if ok:
-            return dealt, pile
-    return None
+    return chosen
+
+
+def _suit_splits(suit: int, caps: tuple[int, ...], counts: tuple[int, ...], masks: tuple[int, ...]):
+    """Every way ``(weight, split)`` to give ``split[i]`` cards of ``suit`` to part ``i`` (the rest to the
+    last part, within its room); ``weight`` = the ways to choose which cards."""
+    n = counts[suit]
+    room = sum(counts[suit:]) - sum(caps)  # the last part's room for suits ``suit`` onwards
+    splits = [((), n)]
+    for cap, mask in zip(caps, masks, strict=True):
+        top = min(cap, n) if mask >> suit & 1 else 0
+        splits = [(split + (k,), left - k) for split, left in splits for k in range(min(top, left) + 1)]
+    result = []
+    for split, rest in splits:
+        if rest > room:
+            continue
+        weight, left = 1, n
+        for k in split:
+            weight *= comb(left, k)
+            left -= k
+        result.append((weight, split))
+    return result
+
+
+@lru_cache(maxsize=1 << 16)
+def _ways(suit: int, caps: tuple[int, ...], counts: tuple[int, ...], masks: tuple[int, ...]) -> int:
+    """The number of ways to deal suits ``suit`` .. S into parts with ``caps`` left (and the last part)."""
+    if suit == 4:
+        return 0 if any(caps) else 1
+    return sum(weight * _ways(suit + 1, tuple(c - k for c, k in zip(caps, split, strict=True)), counts, masks)
+               for weight, split in _suit_splits(suit, caps, counts, masks))
 
 
 class Revolution(Game):
@@ -837,10 +892,7 @@ class Revolution(Game):
         for record in view.recall:
             seen.update(record[1:5])
         pool = [c for c in range(NUM_CARDS) if c not in seen]
-        dealt = deal_hidden(view, pool, rng)
-        if dealt is None:
-            raise StateError("no deal consistent with the view was found")
-        holdings, pile = dealt
+        holdings, pile = deal_hidden(view, pool, rng)
         state = RevolutionState.__new__(RevolutionState)
         state.game = self
         state.rng = np.random.default_rng(int(rng.integers(2**63)))
@@ -858,7 +910,8 @@ class Revolution(Game):
             suit = view.trump_suit if view.trump_suit != NO_SUIT else view.led_suit
             state.best_card = max(c for c in view.trick if c >= 0 and SUIT_OF[c] == suit)
             state.best_seat = view.trick.index(state.best_card)
-        state.prev_trick, state.prev_leader, state.prev_winner = list(view.prev_trick), view.prev_leader, view.prev_winner
+        state.prev_trick = list(view.prev_trick)
+        state.prev_leader, state.prev_winner = view.prev_leader, view.prev_winner
         state.prev_led_suit, state.prev_trump_suit = view.prev_led_suit, view.prev_trump_suit
         state.prev_winning_card = view.prev_winning_card
         if view.recall:
