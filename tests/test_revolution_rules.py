@@ -236,12 +236,12 @@ def test_scenario_2_with_trick_reward():  # section 9 shaping
 # -- scenarios 3-8: Deal A -------------------------------------------------------------------------------
 
 
-def test_scenario_3_trick_one_follow_void_trump_low_trump_beats_ace():  # R2, R7, R8, R9, R11, A17, A23
+def test_scenario_3_trick_one_follow_void_trump_low_trump_beats_ace():  # R2 R7 R8 R9 R11 A6 A16 A17 A23
     state = deal_a()
     assert state.current_player == 0
     assert legal(state) == cards(DEAL_A[0])  # PASS illegal on trick 1
-    play(state, ["9H"])
-    assert (state.led_suit, state.trump_suit, state.prev_led_suit) == (2, -1, -1)
+    play(state, ["9H"])  # not AS: any card (A6)
+    assert (state.led_suit, state.trump_suit, state.prev_led_suit) == (2, -1, -1)  # LS = the led card's suit (A16)
     assert legal(state) == cards("5H 7H JH QH")  # R7 (a)
     play(state, ["5H"])
     assert legal(state) == cards(DEAL_A[2])  # void, trick 1: any card (A17)
@@ -299,7 +299,7 @@ def test_scenario_5_forced_yield_offers_right_unrestricted_offer_ls_equals_pl():
     assert len(state.history) == 8 + 6  # the trick took 6 decisions
 
 
-def test_scenario_6_voluntary_yield_full_circle_forced_unrestricted_lead():  # R3, R4, R5, R9, A11, A13, A14, A20
+def test_scenario_6_voluntary_yield_full_circle_forced_unrestricted_lead():  # R3 R4 R5 R9 A10 A11 A13 A14 A20 A44
     state = deal_a()
     play(state, SCENARIO_3_MOVES + SCENARIO_4_MOVES + SCENARIO_5_MOVES)
     assert legal(state) == ["6S", "PASS"]
@@ -363,13 +363,14 @@ def test_forced_lead_on_trick_one_is_unrestricted_even_with_forced_lead_restrict
 # -- scenarios 9-10: Deal B -------------------------------------------------------------------------------
 
 
-def test_scenario_9_spade_wall_is_ineligible_and_fixes_no_trump():  # R7(c), R9, R11, A19, A25
+def test_scenario_9_spade_wall_is_ineligible_and_fixes_no_trump():  # R7(c), R9, R11, A19, A24, A25
     state = deal_b()
     assert state.current_player == 2
     assert legal(state) == cards(DEAL_B[2])
     play(state, ["2S"])
     assert legal(state) == cards(DEAL_B[3])
     play(state, ["3D", "AD", "KD"])
+    assert state.prev_trump_suit == 1  # 3D fixed diamonds; AD overtrumps it (A24)
     assert state.prev_winner == 0 and counts(state) == [1, 0, 0, 0]  # AD: highest diamond
     assert legal(state) == cards(DEAL_B[0].replace("AD", "")) + ["PASS"]
     play(state, ["5C"])
