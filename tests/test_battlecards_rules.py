@@ -92,7 +92,7 @@ def test_action_names_are_the_spec_names():  # section 8.3
                             "play 10", "play J", "play Q", "play K", "play A", "play X")
 
 
-def test_r2_kinds_and_values():
+def test_r2_kinds_and_values():  # R2, A6
     assert [KIND[card_id(c)] for c in ("2C", "10H", "JD", "AS", "X1", "X2")] == [0, 8, 9, 12, 13, 13]
     state = deal("2C 3C", jokers=True, joker_initial_value=9)
     assert [state.value(card_id(c)) for c in ("2C", "10H", "AS", "X1")] == [2, 10, 14, 9]
@@ -201,7 +201,7 @@ def test_s4_simple_war_and_empty_pile_rule():  # S4, R6, R9, R11, R12, R14, R23,
 S6_DECK = "9C 4D 9H 2C 2D 2H 3C 3D 3H 4C 10D 4H AC JD KH 5C 5D 5H 6C 6D 6H 7C 7D 7H 8C 8D 8H"
 
 
-def test_s6_war_with_a_bystander_and_low_tie():  # S6, R8, R9, A13, A46
+def test_s6_war_with_a_bystander_and_low_tie():  # S6, R1, R8, R9, A2, A13, A14, A34, A46
     s = deal(S6_DECK, num_players=3)
     assert hand(s, 1) == {"4D", "2D", "3D", "10D", "JD"} and pile(s, 2) == codes("5H 6H 7H 8H")
     play(s, "P0: lead 9, P1: follow 4, P2: follow 9")
@@ -226,7 +226,7 @@ S7_ROUNDS = ("P0: lead A, P1: follow 5, P0: lead 2, P1: follow 9, P1: lead 2, P0
              "P0: lead Q, P1: follow 7")
 
 
-def test_s7_empty_pile_and_recycle_timing():  # S7, R5, R6, R23, A8, A9, A11, A41
+def test_s7_empty_pile_and_recycle_timing():  # S7, R5, R6, R23, A8, A9, A10, A11, A41
     s = deal(S7_DECK, shuffle_mid_game=False)
     assert hand(s, 0) == {"AC", "KC", "QC", "2C", "3C"} and pile(s, 0) == ["JC", "10C"]
     play(s, "P0: lead A, P1: follow 5, P0: lead 2, P1: follow 9")
@@ -340,8 +340,7 @@ def test_s11d_cease_fire():  # S11d, R10.1, A30
 def test_s14_last_card_tie_redistribution_and_win():  # S14, R15, A24-A28, R16, R17
     s = deal("9C 9D 5H", num_players=3)
     play(s, "P0: lead 9, P1: follow 9, P2: follow 5")
-    assert face_up(s, 0) == ["9C"] and face_up(s, 1) == ["9D", "5H"] or hand(s, 1) == {"9D", "5H"}
-    assert hand(s, 1) == {"9D", "5H"} and hand(s, 0) == {"9C"}
+    assert hand(s, 1) == {"9D", "5H"} and hand(s, 0) == {"9C"}  # U_P0 = [9C], U_P1 = [9D, 5H], recycled
     assert s.active == [True, True, False]
     assert s.current_player == 1 and s.phase == LEAD and s.follow_queue == [0]
     play(s, "P1: lead 9, P0: follow 9")
@@ -352,12 +351,29 @@ def test_s14_last_card_tie_redistribution_and_win():  # S14, R15, A24-A28, R16, 
     assert s.returns() == pytest.approx([1.0, -0.5, -0.5])
 
 
-def test_s14_redistribution_piles():  # S14 first round in detail, A25-A28
-    s = deal("9C 9D 5H", num_players=3, shuffle_mid_game=False)
-    # stop just before the refill: look at the face-up piles through the recycled hands
-    play(s, "P0: lead 9, P1: follow 9, P2: follow 5")
-    assert s.leader == 1  # A28: designated player leads
-    assert hand(s, 1) == {"9D", "5H"}
+def test_r15_redistribution_first_forced_player_is_not_tied():  # R15, A25, A26, A27, A28
+    # 4 players, one card each: P0 and P1 tie on their last cards; P2's and P3's cards are dealt
+    s = deal("9C 9D 5H 7S", num_players=4, shuffle_mid_game=False, hand_size=1)
+    play(s, "P0: lead 9, P1: follow 9, P2: follow 5, P3: follow 7")
+    # T = [P0, P1], T[0] = e1 -> designated P1: M = [5H, 7S] dealt P1 first; U_P0 = [9C, 7S], U_P1 = [9D, 5H]
+    assert s.leader == 1 and s.current_player == 1 and s.active == [True, True, False, False]
+    assert hand(s, 1) == {"9D"} and pile(s, 1) == ["5H"]
+    assert hand(s, 0) == {"9C"} and pile(s, 0) == ["7S"]
+
+
+def test_r15_redistribution_after_a_higher_level_with_extra_cards():  # R13, R15, A23, A26, A27, A28
+    s = deal("AC 3D 4H 9C 9D 9H", num_players=3, shuffle_mid_game=False, hand_size=2, war_facedown_count=1)
+    play(s, "P0: lead A, P1: follow 3, P2: follow 4")  # P0 wins [AC, 3D, 4H]
+    play(s, "P0: lead 9, P1: follow 9, P2: follow 9")  # P1, P2 play their last cards
+    assert s.stuck == [False, True, True] and s.entry_order == [0, 1, 2]
+    # P0 recycles, draws AC 3D, puts 4H face down, shows 3: P1 and P2 tie above it, all stuck
+    assert hand(s, 0) == {"AC", "3D"}
+    play(s, "P0: war-up 3")
+    # T = [P1, P2], e1 = P0 -> designated P1; M = [9C, 4H, 3D]: P1 9C, P2 4H, the extra 3D to P1
+    assert s.leader == 1 and s.current_player == 1 and s.phase == LEAD
+    assert hand(s, 1) == {"9D", "9C"} and pile(s, 1) == ["3D"]
+    assert hand(s, 2) == {"9H", "4H"} and s.piles[2] == []
+    assert hand(s, 0) == {"AC"} and s.active == [True, True, True]
 
 
 def test_s14_cease_fire_after_an_elimination():  # S14 with cease_fire, A30, rewards decision
@@ -380,7 +396,7 @@ def test_s15_two_player_last_card_tie_is_a_draw():  # S15, R15.1, A29
 S16_DECK = ("X1 2D 9C 9D 5C X2 2C 3D 4C 4D 6C 5D 7C 6D 8C 7D 10C 8D JC 10D QC JD KC QD AC KD")
 
 
-def test_s16_jokers():  # S16, R20, A36, A37
+def test_s16_jokers():  # S16, R9, R20, A15, A36, A37
     s = deal(S16_DECK, jokers=True)
     assert hand(s, 0) == {"X1", "9C", "5C", "2C", "4C"} and hand(s, 1) == {"2D", "9D", "X2", "3D", "4D"}
     assert s.joker_value == 1
@@ -539,7 +555,7 @@ def test_r3_cards_on_the_table_are_not_held():  # R3
     assert s.cards_held(0) == 4 + 1  # hand {2C,3C,4C,AC} + pile [8C]; 9C and 5C-7C on the table
 
 
-def test_r4_draw_and_r6_fill_cap():  # R4, R6, A47
+def test_r4_draw_and_r6_fill_cap():  # R4, R6, A45, A47
     s = deal(SORTED_CODES, hand_size=3)
     assert all(len(h) == 3 for h in s.hands)
     play(s, "P0: lead 2, P1: follow 3")
@@ -557,7 +573,7 @@ def test_r4_draw_and_r6_fill_cap():  # R4, R6, A47
     ({"shaping_weight": -1.0}, "shaping_weight"), ({"first_leader": 2}, "first_leader"),
     ({"jokers": 1}, "jokers"), ({"colour": True}, "colour"),
 ])
-def test_bad_options_are_rejected(options, fragment):  # section 6
+def test_bad_options_are_rejected(options, fragment):  # section 6, A1, A45
     with pytest.raises(ConfigError, match=fragment):
         Battlecards(**options)
 
