@@ -822,19 +822,9 @@ class Bloodlines(Game):
     action_names = ACTION_NAMES
     config: BloodlinesConfig
 
-    def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
-        from card_envs.bloodlines import encoding  # encoding depends on the rules, not vice versa
-
-        self._encoding = encoding
-
     @property
     def num_players(self) -> int:
         return 2
-
-    @property
-    def observation_size(self) -> int:
-        return self._encoding.OBSERVATION_SIZE
 
     def max_decisions(self) -> int:
         """R15: every non-idle turn moves a card for good; at most 2 x 115 such moves, so at most

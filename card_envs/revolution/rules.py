@@ -819,9 +819,7 @@ class Revolution(Game):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        from card_envs.revolution import encoding  # encoding depends on the rules, not vice versa
-
-        self._encoding = encoding
+        encoding = self._encoding
         self._encode = encoding.encode_recall if self.config.full_recall else encoding.encode
         #: R23: decisions before truncation (a bound never reached without ``max_steps``)
         self.step_limit = self.config.max_steps if self.config.max_steps is not None else 1 << 62
