@@ -67,6 +67,11 @@ class Agent(ABC):
     def __init__(self, seed: int | None = None) -> None:
         self.rng = np.random.default_rng(seed)
 
+    def reseed(self, seed: int | None) -> None:
+        """Fresh randomness, exactly as a new agent built with ``seed``, so one instance can serve many
+        games reproducibly (the evaluation harness does this). Override if the agent keeps more state."""
+        self.rng = np.random.default_rng(seed)
+
     def reset(self, game: Game, player: int) -> None:  # noqa: B027 - an optional hook
         """Called at the start of every episode (override if the agent keeps memory)."""
 

@@ -224,16 +224,6 @@ def final_scores(state: GameState) -> tuple[float, ...] | None:
     return tuple(float(s) for s in scores)
 
 
-def reseed(agent: Agent, seed: int) -> None:
-    """Give an agent fresh randomness: ``agent.reseed(seed)`` if it defines one, else a new ``rng``
-    (what ``Agent.__init__`` does), so one instance serves many games reproducibly."""
-    custom = getattr(agent, "reseed", None)
-    if callable(custom):
-        custom(seed)
-    else:
-        agent.rng = np.random.default_rng(seed)
-
-
 @dataclass(frozen=True)
 class _Job:
     game: str
@@ -265,7 +255,7 @@ def _play_chunk(job: _Job) -> tuple[list[GameRecord], list[AgentFailure]]:
                 agents = _seat_agents(job, cast, seating)
                 seeds = agent_seeds(job.seed, deal, lineup, permutation, game.num_players)
                 for agent, agent_seed in zip(agents, seeds, strict=True):
-                    reseed(agent, agent_seed)
+                    agent.reseed(agent_seed)
                 state = game.new_state(np.random.default_rng(seed_of_deal))
                 start = state_fingerprint(state)
                 try:
