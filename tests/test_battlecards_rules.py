@@ -643,7 +643,9 @@ def test_face_down_cards_are_hidden_in_views():  # 7.2, 7.3, A42
 VARIANT_FLAGS = st.fixed_dictionaries({
     "num_players": st.integers(2, 6),
     "jokers": st.booleans(),
+    "joker_initial_value": st.sampled_from([1, 8, 14]),
     "retire_lowest_on_flip": st.booleans(),
+    "retire_max_rank": st.sampled_from([2, 10, 13]),
     "cease_fire": st.booleans(),
     "shuffle_mid_game": st.booleans(),
     "hand_size": st.sampled_from([1, 3, 5]),
@@ -651,7 +653,7 @@ VARIANT_FLAGS = st.fixed_dictionaries({
     "max_rounds": st.sampled_from([5, 60, 300]),
     "truncation_scoring": st.sampled_from(["most_cards", "card_share"]),
     "shaping_weight": st.sampled_from([0.0, 0.5]),
-    "first_leader": st.none(),
+    "first_leader": st.sampled_from([None, 0, 1]),
 })
 
 
