@@ -37,6 +37,11 @@ key           meaning                                                       defa
 ``eval``      evaluation at the depth cap: ``returns`` (rewards earned so   ``returns``
               far) or ``material`` (returns plus a per-game estimate of
               the final result from the public score; see ``EVALUATORS``)
+``opponents`` ``tree``: the other seats choose by UCB on their own         ``tree``
+              rewards inside the tree, as in SO-ISMCTS (max^n);
+              ``policy``: they follow the rollout policy there too (an
+              opponent model; the tree still branches on their moves), so
+              the search plays a best response to that policy
 ============  ============================================================  ==================
 
 A fixed seed and a ``sims`` budget give the same move every time; an ``ms`` budget depends on the
@@ -122,6 +127,7 @@ EVALUATORS: dict[str, Callable[[Any], list[float]]] = {
 }
 
 _EVALS = ("returns", "material")
+_OPPONENTS = ("tree", "policy")
 
 
 # -- options ---------------------------------------------------------------------------------------
@@ -137,6 +143,7 @@ class ISMCTSOptions:
     rollout: str = "random"
     depth: int | None = None
     eval: str = "returns"
+    opponents: str = "tree"
 
     def __post_init__(self) -> None:
         if self.sims is None and self.ms is None:
@@ -152,6 +159,9 @@ class ISMCTSOptions:
         if self.depth is not None and (isinstance(self.depth, bool) or not isinstance(self.depth, int)
                                        or self.depth < 1):
             raise ConfigError(f"ismcts option 'depth' must be an integer >= 1, got {self.depth!r}")
+        if self.opponents not in _OPPONENTS:
+            raise ConfigError(f"ismcts option 'opponents' must be one of {', '.join(_OPPONENTS)}, "
+                              f"got {self.opponents!r}")
         if self.eval not in _EVALS:
             raise ConfigError(f"ismcts option 'eval' must be one of {', '.join(_EVALS)}, got {self.eval!r}")
         if self.rollout.partition(":")[0] == "ismcts":
@@ -167,10 +177,12 @@ class ISMCTSOptions:
         parts += [f"c={self.c:g}", f"rollout={self.rollout}"]
         if self.depth is not None:
             parts += [f"depth={self.depth}", f"eval={self.eval}"]
+        if self.opponents != "tree":
+            parts.append(f"opponents={self.opponents}")
         return "ismcts:" + ",".join(parts)
 
 
-_KEYS = {"sims": int, "ms": float, "c": float, "rollout": str, "depth": int, "eval": str}
+_KEYS = {"sims": int, "ms": float, "c": float, "rollout": str, "depth": int, "eval": str, "opponents": str}
 
 
 def parse_options(text: str) -> ISMCTSOptions:
@@ -274,11 +286,12 @@ class ISMCTSAgent(Agent):
         root = _Node(game.num_players)
         budget = options.sims if options.sims is not None else math.inf
         deadline = math.inf if options.ms is None else time.perf_counter() + options.ms / 1000.0
-        rollout = self._rollout_function(game)
+        policy = self._policy(game)
         evaluate = self._evaluation(game)
         done = 0
         while done < budget:
-            self._simulate(root, decision.sample_state(self.rng), rollout, evaluate)
+            policy.reset()
+            self._simulate(root, decision.sample_state(self.rng), decision.player, policy, evaluate)
             done += 1
             if deadline != math.inf and time.perf_counter() >= deadline:
                 break
@@ -298,13 +311,23 @@ class ISMCTSAgent(Agent):
 
     # -- one simulation -----------------------------------------------------------------------------
 
-    def _simulate(self, root: _Node, state: GameState, rollout: Callable[[GameState], None],
+    def _simulate(self, root: _Node, state: GameState, me: int, policy: _Policy,
                   evaluate: Callable[[GameState], list[float]]) -> None:
         c = self.options.c
         choice = self._choice
+        modelled = self.options.opponents == "policy"
         node = root
         path = [root]
         while not state.is_over:
+            if modelled and state.current_player != me:  # the opponent model moves; the tree records it
+                action = policy(state)
+                child = node.children.get(action)
+                if child is None:
+                    child = node.children[action] = _Node(len(root.totals))
+                node = child
+                state.apply(action)
+                path.append(node)
+                continue
             legal = state.legal_actions()
             children = node.children
             untried = [a for a in legal if a not in children]
@@ -330,8 +353,11 @@ class ISMCTSAgent(Agent):
             node = children[best_action]
             state.apply(best_action)
             path.append(node)
-        if not state.is_over:
-            rollout(state)
+        depth = self.options.depth if self.options.depth is not None else math.inf
+        steps = 0
+        while not state.is_over and steps < depth:
+            state.apply(policy(state))
+            steps += 1
         values = state.returns() if state.is_over else evaluate(state)
         seats = range(len(values))
         for node in path:
@@ -342,29 +368,10 @@ class ISMCTSAgent(Agent):
 
     # -- rollout policies and evaluation ------------------------------------------------------------
 
-    def _rollout_function(self, game: Game) -> Callable[[GameState], None]:
-        depth = self.options.depth if self.options.depth is not None else math.inf
-        spec = self.options.rollout
-        uniform = self._choice.random
-        if spec == "random":
-            def random_rollout(state: GameState) -> None:
-                steps = 0
-                while not state.is_over and steps < depth:
-                    legal = state.legal_actions()
-                    state.apply(legal[int(uniform() * len(legal))])
-                    steps += 1
-            return random_rollout
-
-        agents = self._rollout_agents_for(game)
-
-        def agent_rollout(state: GameState) -> None:
-            for seat, agent in enumerate(agents):
-                agent.reset(game, seat)
-            steps = 0
-            while not state.is_over and steps < depth:
-                state.apply(agents[state.current_player].act(Decision.of(state)))
-                steps += 1
-        return agent_rollout
+    def _policy(self, game: Game) -> _Policy:
+        if self.options.rollout == "random":
+            return _UniformPolicy(self._choice)
+        return _AgentPolicy(game, self._rollout_agents_for(game))
 
     def _rollout_agents_for(self, game: Game) -> list[Agent]:
         agents = self._rollout_agents.get(game.name)
@@ -382,6 +389,40 @@ class ISMCTSAgent(Agent):
                                   f"games with one: {', '.join(EVALUATORS)} (use eval=returns)")
             return EVALUATORS[game.name]
         return _evaluate_returns
+
+
+class _Policy:
+    """The rollout policy (and, with ``opponents=policy``, the opponents' model inside the tree)."""
+
+    def __call__(self, state: GameState) -> int:
+        raise NotImplementedError
+
+    def reset(self) -> None:
+        """Called before every simulation."""
+
+
+class _UniformPolicy(_Policy):
+    def __init__(self, choice: random.Random) -> None:
+        self.uniform = choice.random
+
+    def __call__(self, state: GameState) -> int:
+        legal = state.legal_actions()
+        return legal[int(self.uniform() * len(legal))]
+
+
+class _AgentPolicy(_Policy):
+    """One agent per seat acting on ``Decision.of(state)`` -- fine inside a determinization."""
+
+    def __init__(self, game: Game, agents: list[Agent]) -> None:
+        self.game = game
+        self.agents = agents
+
+    def __call__(self, state: GameState) -> int:
+        return self.agents[state.current_player].act(Decision.of(state))
+
+    def reset(self) -> None:
+        for seat, agent in enumerate(self.agents):  # agents with memory start each simulation afresh
+            agent.reset(self.game, seat)
 
 
 def _registry_agent(game: str, spec: str, seed: int) -> Agent:
