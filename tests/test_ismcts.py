@@ -332,7 +332,7 @@ def test_battlecards_samples_keep_known_cards(players):
 
 def test_default_options_and_canonical_name():
     options = parse_options("")
-    assert options == ISMCTSOptions(sims=DEFAULT_SIMS)
+    assert options == ISMCTSOptions(sims=DEFAULT_SIMS, opponents="tree")
     agent = make_agent(RW, "ismcts:sims=50, c=0.5, rollout=heuristic:pot, depth=10, eval=material", seed=1)
     assert isinstance(agent, ISMCTSAgent)
     assert agent.options == ISMCTSOptions(sims=50, c=0.5, rollout="heuristic:pot", depth=10, eval="material")
@@ -349,7 +349,8 @@ def test_default_options_and_canonical_name():
     ("ismcts:c=inf", "'c' must be a finite number >= 0"),
     ("ismcts:depth=0", "'depth' must be an integer >= 1"),
     ("ismcts:eval=guess", "'eval' must be one of returns, material"),
-    ("ismcts:budget=3", "unknown ismcts option 'budget'; known: sims, ms, c, rollout, depth, eval"),
+    ("ismcts:opponents=smart", "'opponents' must be one of tree, policy"),
+    ("ismcts:budget=3", "unknown ismcts option 'budget'; known: sims, ms, c, rollout, depth, eval, opponents"),
     ("ismcts:sims", "must be key=value"),
     ("ismcts:sims=5,sims=6", "'sims' is given twice"),
     ("ismcts:rollout=ismcts", "cannot be an ismcts agent"),
@@ -462,6 +463,30 @@ def test_search_finds_the_forced_win_in_perfect_information_endgames():
     for decision, values in _rw_endgames(16):
         action = agent.act(decision)
         assert values[action] > 0, (decision.view, values, action)
+
+
+def _opponent_branching(node, me: int, state) -> list[int]:
+    """Children of every opponent node of the tree (the tree's state is replayed along each path)."""
+    counts = [len(node.children)] if node.children and state.current_player != me else []
+    for action, child in node.children.items():
+        after = state.clone()
+        after.apply(action)
+        counts += _opponent_branching(child, me, after)
+    return counts
+
+
+@pytest.mark.parametrize("opponents", ["tree", "policy"])
+def test_opponent_model_decides_the_opponents_moves_in_the_tree(opponents):
+    decision, _ = next(_rw_endgames(1))  # deck empty: every determinization is the same position
+    spec = f"ismcts:sims=300,rollout=heuristic:cheapest,opponents={opponents}"
+    agent = make_agent(RW, spec, seed=0)
+    root = agent.search(decision)
+    branching = _opponent_branching(root, decision.player, decision.sample_state(np.random.default_rng(0)))
+    assert branching
+    if opponents == "policy":  # the deterministic cheapest player has one move per position
+        assert set(branching) == {1}
+    else:  # UCB tries every legal reply
+        assert max(branching) > 1
 
 
 def test_search_backs_up_every_seats_reward():
