@@ -23,6 +23,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import os
 import sys
 import time
 from collections import deque
@@ -103,6 +104,12 @@ def new_model(config: TrainConfig, venv: VecEnv, tensorboard_dir: str | None) ->
         tensorboard_log=tensorboard_dir, seed=config.seed, device="cpu", verbose=0)
 
 
+def cpu_seconds() -> float:
+    """CPU time of this process and of its finished children (evaluation workers, subprocess envs)."""
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
+
+
 class _Linear:
     """Learning rate decaying linearly to 0 over the run (picklable, unlike a lambda in a closure)."""
 
@@ -121,7 +128,7 @@ class RunState:
     last_checkpoint: int = 0
     last_eval: int = 0
     wall_time: float = 0.0
-    cpu_time: float = 0.0  #: this process's CPU time (the machine is shared: wall time overstates the cost)
+    cpu_time: float = 0.0  #: CPU seconds of the run (:func:`cpu_seconds`; on a shared machine wall time overstates)
     evaluations: list[dict[str, Any]] = field(default_factory=list)
     pretrain: dict[str, Any] = field(default_factory=dict)
 
@@ -147,7 +154,7 @@ class PoolCallback(BaseCallback):
 
     def _on_training_start(self) -> None:
         self.started = time.perf_counter() - self.run.wall_time
-        self.cpu_started = time.process_time() - self.run.cpu_time
+        self.cpu_started = cpu_seconds() - self.run.cpu_time
         if not self.snapshots:
             self._snapshot()
         if self.show_progress:
@@ -211,7 +218,7 @@ class PoolCallback(BaseCallback):
     def save(self) -> None:
         self.run.last_checkpoint = self.num_timesteps
         self.run.wall_time = time.perf_counter() - self.started
-        self.run.cpu_time = time.process_time() - self.cpu_started
+        self.run.cpu_time = cpu_seconds() - self.cpu_started
         save_checkpoint(self.checkpoint_path, self.config, self.model, self.run, list(self.snapshots))
 
     def _snapshot(self) -> None:
@@ -342,10 +349,10 @@ def train(config: TrainConfig, *, resume: bool = False, progress: bool = True, f
         if config.init_from is not None:
             initialize_from(model, config, config.init_from)
         if config.pretrain.teacher is not None:
-            started, cpu_started = time.perf_counter(), time.process_time()
+            started, cpu_started = time.perf_counter(), cpu_seconds()
             run.pretrain = warm_start(config, model, progress)
             run.wall_time = time.perf_counter() - started
-            run.cpu_time = time.process_time() - cpu_started
+            run.cpu_time = cpu_seconds() - cpu_started
             save_checkpoint(checkpoint_path, config, model, run, [])
     callback = PoolCallback(config, checkpoint_path, run, snapshots, progress)
     remaining = config.total_timesteps - model.num_timesteps
