@@ -150,58 +150,60 @@ __all__ = ["ACTION_NAMES", "LAYOUT", "OBSERVATION_SIZE", "SEAT_FIELDS", "encode"
 def encode(view: BattlecardsView, config: BattlecardsConfig) -> np.ndarray:
     """The observation vector of ``view`` (see the module table)."""
     obs = [0.0] * OBSERVATION_SIZE
-    me = view.player
-    n = view.num_players
-    if view.decision >= 0:
-        obs[view.decision] = 1.0
-    obs[4:18] = view.hand_kinds
-    for card in view.buried:
+    # every field of the view, in BattlecardsView's order (locals are much cheaper than attributes)
+    (me, n, decision, acting, _acting_decision, bury_left, leader, rounds_completed, active, _hand, hand_kinds,
+     buried, pile_known, pile_unknown, hand_sizes, pile_sizes, face_up_piles, face_up_kinds, table, table_up_kinds,
+     round_cards, fighting, entry, participants, stuck, war_level, facedown_pile, facedown_hand, known, unknown,
+     joker_value, retire_level, discard, set_aside, unaccounted, _over) = view
+    if decision >= 0:
+        obs[decision] = 1.0
+    obs[4:18] = hand_kinds
+    for card in buried:
         obs[18 + KIND[card]] += 1.0
-    obs[32:46] = view.pile_known
-    obs[46] = view.pile_unknown
-    entry = view.entry_order
-    participants = view.participants
+    obs[32:46] = pile_known
+    obs[46] = pile_unknown
+    b = 47
     for j in range(n):
         p = (me + j) % n
-        b = SEAT_BASE + SEAT_SIZE * j
-        if view.active[p]:
+        if active[p]:
             obs[b] = 1.0
-        if view.leader == p:
+        if leader == p:
             obs[b + 1] = 1.0
-        if view.acting == p:
+        if acting == p:
             obs[b + 2] = 1.0
-        obs[b + 3] = view.hand_sizes[p]
-        obs[b + 4] = view.pile_sizes[p]
-        obs[b + 5] = len(view.face_up_piles[p])
-        obs[b + 6:b + 20] = view.face_up_kinds[p]
-        card = view.round_cards[p]
+        obs[b + 3] = hand_sizes[p]
+        obs[b + 4] = pile_sizes[p]
+        obs[b + 5] = len(face_up_piles[p])
+        obs[b + 6:b + 20] = face_up_kinds[p]
+        card = round_cards[p]
         obs[b + 20 + (KIND[card] if card >= 0 else _NONE)] = 1.0
-        if entry:
+        if entry:  # a war this round (only then can a player be stuck)
             if p in participants:
                 obs[b + 35] = 1.0
             if p in entry:
                 obs[b + 37] = entry.index(p) + 1
-        if view.stuck[p]:
-            obs[b + 36] = 1.0
-        card = view.fighting[p]
+            if stuck[p]:
+                obs[b + 36] = 1.0
+        card = fighting[p]
         obs[b + 38 + (KIND[card] if card >= 0 else _NONE)] = 1.0
-        obs[b + 53] = view.facedown_pile[p]
-        obs[b + 54] = view.facedown_hand[p]
-        obs[b + 55:b + 69] = view.known[p]
-        obs[b + 69] = view.unknown[p]
-    obs[467] = view.war_level
-    obs[468] = len(view.table)
-    obs[469:483] = view.table_up_kinds
-    obs[482 + view.joker_value] = 1.0
-    obs[497] = view.retire_level - 1
-    for card in view.discard:
+        obs[b + 53] = facedown_pile[p]
+        obs[b + 54] = facedown_hand[p]
+        obs[b + 55:b + 69] = known[p]
+        obs[b + 69] = unknown[p]
+        b += 70
+    obs[467] = war_level
+    obs[468] = len(table)
+    obs[469:483] = table_up_kinds
+    obs[482 + joker_value] = 1.0
+    obs[497] = retire_level - 1
+    for card in discard:
         obs[498 + KIND[card]] += 1.0
-    obs[512] = view.set_aside
+    obs[512] = set_aside
     if config.max_rounds:
-        obs[513] = view.rounds_completed / config.max_rounds
-    obs[514:528] = view.unaccounted
-    obs[528] = sum(view.active)
-    obs[529] = view.bury_left
+        obs[513] = rounds_completed / config.max_rounds
+    obs[514:528] = unaccounted
+    obs[528] = sum(active)
+    obs[529] = bury_left
     obs[530] = float(config.jokers)
     obs[531] = float(config.retire_lowest_on_flip)
     obs[532] = float(config.cease_fire)
