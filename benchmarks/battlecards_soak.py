@@ -78,7 +78,7 @@ def play_one(index: int, seed: int) -> dict[str, Any]:
                 violations.append((steps, error))
     if abs(sum(state.returns())) > 1e-9:
         violations.append((steps, f"zero-sum: returns {state.returns()}"))
-    winners = state.winners()
+    winners = state.winner_set  # W of R18 / R19 (a draw lists every drawn seat)
     return {
         "key": (group, config["num_players"], config["retire_lowest_on_flip"]),
         "rounds": state.rounds_completed,

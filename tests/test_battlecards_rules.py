@@ -308,7 +308,7 @@ def test_s11_stuck_player_and_war_recycle():  # S11, R10, R11a, A19, A22, A31
 def test_s11a_war_up_ace_wins_the_game():  # S11a, R17, R18
     s = s11_state()
     play(s, "P0: war-up A")
-    assert s.terminated and s.winners() == [0] and s.returns() == [1.0, -1.0]
+    assert s.terminated and s.winner_set == [0] and s.returns() == [1.0, -1.0]
 
 
 def test_s11b_stuck_card_beats_a_two():  # S11b, R13, R14
@@ -328,12 +328,12 @@ def test_s11c_tie_with_the_stuck_card_goes_to_level_two():  # S11c, R10, R11c, A
     play(s, "P0: bury 2, P0: bury Q, P0: bury K")
     assert s.legal_actions() == [kind("A")]
     play(s, "P0: war-up A")
-    assert s.terminated and s.winners() == [0] and s.returns() == [1.0, -1.0]
+    assert s.terminated and s.winner_set == [0] and s.returns() == [1.0, -1.0]
 
 
 def test_s11d_cease_fire():  # S11d, R10.1, A30
     s = s11_state(cease_fire=True)
-    assert s.terminated and s.phase == OVER and s.winners() == [0, 1] and s.returns() == [0.0, 0.0]
+    assert s.terminated and s.phase == OVER and s.winner_set == [0, 1] and s.returns() == [0.0, 0.0]
     assert s.legal_actions() == []
 
 
@@ -347,7 +347,7 @@ def test_s14_last_card_tie_redistribution_and_win():  # S14, R15, A24-A28, R16, 
     assert s.stuck == [True, False, False]
     assert s.legal_actions() == [kind("5")]
     play(s, "P1: war-up 5")
-    assert s.terminated and s.winners() == [0]
+    assert s.terminated and s.winner_set == [0]
     assert s.returns() == pytest.approx([1.0, -0.5, -0.5])
 
 
@@ -381,7 +381,7 @@ def test_s14_cease_fire_after_an_elimination():  # S14 with cease_fire, A30, rew
     play(s, "P0: lead 9, P1: follow 9, P2: follow 5")  # three active: no cease fire
     assert s.active == [True, True, False] and s.returns() == pytest.approx([0.25, 0.25, -0.5])
     play(s, "P1: lead 9, P0: follow 9")
-    assert s.terminated and s.winners() == [0, 1]
+    assert s.terminated and s.winner_set == [0, 1]
     # spec S14 says +0.5/+0.5/-1; P2 left at its elimination with -1/(N-1) (RULES.md, "Rewards")
     assert s.returns() == pytest.approx([0.25, 0.25, -0.5])
 
@@ -390,7 +390,7 @@ def test_s15_two_player_last_card_tie_is_a_draw():  # S15, R15.1, A29
     for cease_fire in (False, True):
         s = deal("9C 9D", cease_fire=cease_fire)
         play(s, "P0: lead 9, P1: follow 9")
-        assert s.terminated and s.winners() == [0, 1] and s.returns() == [0.0, 0.0]
+        assert s.terminated and s.winner_set == [0, 1] and s.returns() == [0.0, 0.0]
 
 
 S16_DECK = ("X1 2D 9C 9D 5C X2 2C 3D 4C 4D 6C 5D 7C 6D 8C 7D 10C 8D JC 10D QC JD KC QD AC KD")
@@ -499,7 +499,7 @@ def test_a32_everyone_eliminated_at_once_is_a_draw():  # A32, R16.4, R21
             "P0: lead 5, P1: follow 6, P1: lead 5")
     assert s.active == [True, True]
     play(s, "P0: follow 6")  # P0 wins, recycles, and every card it draws is retired
-    assert s.terminated and s.active == [False, False] and s.winners() == [0, 1]
+    assert s.terminated and s.active == [False, False] and s.winner_set == [0, 1]
     assert s.returns() == [0.0, 0.0] and len(s.discard) == 4
 
 
@@ -529,7 +529,7 @@ def test_a39_retirement_stops_at_the_max_rank():  # A39, R21
 def test_r18_the_last_player_holding_cards_wins_with_n_players():  # R18, section 9
     s = deal("AC 2D 3H 4S", num_players=4)
     play(s, "P0: lead A, P1: follow 2, P2: follow 3, P3: follow 4")
-    assert s.terminated and s.winners() == [0]
+    assert s.terminated and s.winner_set == [0]
     assert s.returns() == pytest.approx([1.0, -1 / 3, -1 / 3, -1 / 3])
 
 
@@ -699,7 +699,7 @@ def test_random_play_keeps_every_invariant(config, seed):  # R3, R16, R19, secti
     assert len(state.history) <= state.game.max_decisions()
     if state.truncated:  # R19: only at the limit, with at least two players left
         assert state.rounds_completed == config["max_rounds"] and sum(state.active) >= 2
-    assert state.terminated != state.truncated and state.winners()
+    assert state.terminated != state.truncated and state.winner_set
     assert abs(sum(state.returns())) < 1e-9
 
 
@@ -713,7 +713,7 @@ def test_round_limit_truncates(n, seed):  # R19, A43
         state.apply(legal[int(rng.integers(len(legal)))])
     assert state.rounds_completed <= 3
     if not state.truncated:  # ended early: a sole survivor, or a draw (last-card tie, A32)
-        assert sum(state.active) <= 1 or len(state.winners()) >= 2
+        assert sum(state.active) <= 1 or len(state.winner_set) >= 2
     else:
         assert state.rounds_completed == 3
 
