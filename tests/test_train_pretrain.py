@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.registry import make_agent
-from card_envs.core.single_agent import SingleAgentEnv
+import card_envs
 from train.config import config_from_dict
 from train.pretrain import collect, fit
 from train.trainer import make_vec_env, new_model
@@ -13,24 +12,42 @@ from train.trainer import make_vec_env, new_model
 GAME = "revolutionary_war_v0"
 
 
-def test_demonstrations_hold_the_teachers_legal_choices_and_the_return_that_followed():
-    env = SingleAgentEnv(GAME, opponents=[make_agent(GAME, "random", 0)])
-    data = collect(env, "heuristic:cheapest", games=20, seed=0)
-    assert len(data) > 20 * 15  # about 23 learner decisions a game
+def test_demonstrations_hold_every_seats_legal_choices_and_the_return_that_followed():
+    game = card_envs.make_game(GAME)
+    data = collect(game, "heuristic:cheapest", games=20, seed=0)
+    assert len(data) > 20 * 40  # about 46 decisions a game, both seats recorded
     assert all(mask[action] == 1 for mask, action in zip(data.masks, data.actions, strict=True))
-    # win_loss rewards come only at the end, so every decision's return-to-go is the game's +-1
+    # win_loss rewards come only at the end, so every decision's return-to-go is its seat's +-1,
+    # and in a two-player game the two seats' decisions carry opposite signs
     assert set(np.unique(data.returns)) == {-1.0, 1.0}
     assert data.observations.shape == (len(data), 157) and data.observations.dtype == np.float32
+    turn = data.observations[:, 156]  # "my turn" flag of the observer: always 1 for the decider
+    assert (turn == 1.0).all()
+
+
+def test_the_recorded_actions_are_the_teachers():
+    # heuristic:cheapest never concedes while it can play (R7: concede is always legal), so in its
+    # demonstrations "concede" (13) appears exactly where it is the only legal action
+    data = collect(card_envs.make_game(GAME), "heuristic:cheapest", games=3, seed=4)
+    for mask, action in zip(data.masks, data.actions, strict=True):
+        assert (action == 13) == (mask.sum() == 1)
+
+
+def test_returns_follow_rewards_paid_during_the_game():
+    # capture shaping pays every capture as it happens: a seat's return-to-go shrinks as it collects
+    game = card_envs.make_game(GAME, shaping_weight=1.0)
+    data = collect(game, "heuristic:cheapest", games=5, seed=1)
+    assert len(np.unique(data.returns)) > 10  # no longer just +-1 plus a constant
 
 
 def test_cloning_a_deterministic_teacher_reproduces_its_choices_on_new_positions():
     config = config_from_dict({"game": GAME, "n_envs": 1, "ppo": {"net_arch": [64, 64], "n_steps": 64,
                                                                    "batch_size": 64}})
     model = new_model(config, make_vec_env(config, []), None)
-    env = SingleAgentEnv(GAME, opponents=[make_agent(GAME, "heuristic:pot", 0)])
-    stats = fit(model.policy, collect(env, "heuristic:cheapest", games=300, seed=1), epochs=15, batch_size=128,
+    game = card_envs.make_game(GAME)
+    stats = fit(model.policy, collect(game, "heuristic:cheapest", games=150, seed=1), epochs=15, batch_size=128,
                 learning_rate=3e-3, value_weight=0.5, seed=0)
     assert stats["accuracy"] > 0.9
-    fresh = collect(env, "heuristic:cheapest", games=30, seed=99)
+    fresh = collect(game, "heuristic:cheapest", games=15, seed=99)
     predicted, _ = model.predict(fresh.observations, action_masks=fresh.masks, deterministic=True)
     assert np.mean(predicted == fresh.actions) > 0.85

@@ -2,13 +2,15 @@
 
 Self-play PPO from scratch spends most of a short budget rediscovering what the rule-based players
 already know. With ``pretrain.teacher`` set (e.g. the game's strongest rule-based player), a fresh
-run first plays ``pretrain.games`` episodes of the training environment with the teacher in the
-learner's seat (opponents drawn from the pool as in training), then fits
+run first plays ``pretrain.games`` games with the teacher in every seat (one instance per seat), records
+every seat's decisions -- each seat's observation vector, legal mask and the teacher's choice -- and
+then fits
 
 * the policy head to the teacher's choices (cross-entropy of the masked logits), and
-* the value head to the episode return that followed each decision (squared error),
+* the value head to the return that seat received from that decision on (squared error),
 
-for ``pretrain.epochs`` passes with Adam. The teacher reads only its seat's view, like any agent.
+for ``pretrain.epochs`` passes with Adam. The teacher reads only its seat's view, like any agent, and
+recording every seat gives N decisions per decision's worth of teacher time in an N-player game.
 This is behaviour cloning, the usual warm start of game-playing RL (AlphaGo, AlphaStar); PPO then
 starts from the teacher's level with a value function that already knows what positions are worth.
 """
@@ -23,7 +25,7 @@ import torch
 
 from agents.base import Decision
 from agents.registry import make_agent
-from card_envs.core.single_agent import SingleAgentEnv
+from card_envs.core.engine import Game
 
 
 @dataclass
@@ -39,28 +41,28 @@ class Demonstrations:
         return len(self.actions)
 
 
-def collect(env: SingleAgentEnv, teacher_spec: str, games: int, seed: int,
+def collect(game: Game, teacher_spec: str, games: int, seed: int,
             progress: Callable[[int], None] | None = None) -> Demonstrations:
-    """Play ``games`` episodes of ``env`` with the teacher in the learner's seat."""
-    teacher = make_agent(env.game.name, teacher_spec, seed=seed)
+    """Play ``games`` games of ``game`` with the teacher in every seat; record every decision."""
+    teachers = [make_agent(game.name, teacher_spec, seed=seed * 1_000 + seat) for seat in range(game.num_players)]
+    rng = np.random.default_rng(seed)
     observations, masks, actions, returns = [], [], [], []
-    env.reset(seed=seed)
     for _ in range(games):
-        observation, _ = env.reset()
-        teacher.reset(env.game, env.seat)
-        rewards = []
-        done = False
-        while not done:
-            state, seat = env.state, env.seat
-            decision = Decision(env.game, seat, state.view(seat), state.legal_actions())
-            action = teacher.act(decision)
-            observations.append(observation)
-            masks.append(env.action_masks().copy())
+        state = game.new_state(rng)
+        for seat, teacher in enumerate(teachers):
+            teacher.reset(game, seat)
+        earned_before: list[tuple[int, float]] = []  # (seat, its total reward before the decision)
+        while not state.is_over:
+            player = state.current_player
+            decision = Decision(game, player, state.view(player), state.legal_actions())
+            action = teachers[player].act(decision)
+            observations.append(decision.observation)
+            masks.append(decision.mask)
             actions.append(action)
-            observation, reward, terminated, truncated, _ = env.step(action)
-            rewards.append(reward)
-            done = terminated or truncated
-        returns.extend(np.cumsum(rewards[::-1])[::-1].tolist())  # undiscounted return-to-go
+            earned_before.append((player, state.cumulative[player]))
+            state.apply(action)
+        final = state.returns()
+        returns.extend(final[seat] - before for seat, before in earned_before)  # undiscounted return-to-go
         if progress is not None:
             progress(1)
     return Demonstrations(np.asarray(observations, np.float32), np.asarray(masks, np.int8),

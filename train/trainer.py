@@ -393,8 +393,7 @@ def initialize_from(model: MaskablePPO, config: TrainConfig, path: str) -> None:
 def warm_start(config: TrainConfig, model: MaskablePPO, progress: bool) -> dict[str, Any]:
     """Imitation of ``pretrain.teacher`` before PPO (train/pretrain.py); returns its statistics."""
     settings = config.pretrain
-    pool = OpponentPool(config.game, config.pool.weights, max_snapshots=1, seed=config.seed * 10_007 + 99_991)
-    env = TrainingEnv(config.game, pool, options=config.env_options)
+    game = card_envs.make_game(config.game, **config.env_options)
     bar = None
     if progress:
         from tqdm import tqdm
@@ -402,7 +401,7 @@ def warm_start(config: TrainConfig, model: MaskablePPO, progress: bool) -> dict[
         bar = tqdm(total=settings.games, unit="game", desc=f"{config.game}: teacher {settings.teacher}",
                    file=sys.stderr, dynamic_ncols=True, mininterval=0.5)
     started = time.perf_counter()
-    data = collect(env, settings.teacher, settings.games, seed=config.seed, progress=bar.update if bar else None)
+    data = collect(game, settings.teacher, settings.games, seed=config.seed, progress=bar.update if bar else None)
     if bar is not None:
         bar.set_postfix_str(f"{len(data):,} decisions; fitting {settings.epochs} epochs")
         bar.refresh()
