@@ -330,3 +330,19 @@ def test_unknown_reset_option_keys_are_ignored(name):
     a = env.observe(env.agent_selection)["observation"]
     env.reset(seed=1)
     np.testing.assert_array_equal(env.observe(env.agent_selection)["observation"], a)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_winners_are_exactly_the_seats_with_a_positive_result(name):
+    """winners(): the rules' winner set, except that a draw (every seat shares the result) has no winner,
+    so a win always means a positive reward and a draw pays every seat 0 (default reward modes)."""
+    game = card_envs.make_game(name)
+    for seed in range(40):
+        state = new_state(game, seed)
+        for _ in random_playout(state, np.random.default_rng(seed)):
+            pass
+        returns, winners, rules = state.returns(), state.winners(), state.rules_winners()
+        assert set(winners) <= set(rules)
+        assert all(returns[seat] > 0 for seat in winners), (winners, returns)
+        if state.terminated and not winners:
+            assert len(rules) == game.num_players and all(abs(r) < 1e-9 for r in returns)

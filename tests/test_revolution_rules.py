@@ -543,7 +543,8 @@ def test_tied_tie_break_hand_is_followed_by_another_until_the_cap():  # R17, A31
     play(state, SCENARIO_2_MOVES + HAND_2_MOVES + HAND_2_MOVES)
     assert state.scores == [4, 4, 4, 0] and state.hand_number == 4 and state.dealer == 3
     play(state, HAND_2_MOVES)  # dealer P3 sweeps: 4,4,4,4 -> cap reached, four-way share
-    assert state.terminated and state.winners() == [0, 1, 2, 3]
+    assert state.terminated and state.rules_winners() == [0, 1, 2, 3]  # four-way shared result
+    assert state.winners() == []  # which is a draw: every seat gets 0
     assert state.returns() == pytest.approx([0, 0, 0, 0])
 
 

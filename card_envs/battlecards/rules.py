@@ -277,7 +277,7 @@ class BattlecardsState(GameState):
             return np.zeros(NUM_ACTIONS, np.int8)
         return np.array(self.hand_kinds[self.current_player], np.bool_).view(np.int8)
 
-    def winners(self) -> list[int]:
+    def rules_winners(self) -> list[int]:
         """R18 / R19: the winner set ``W`` (several on a draw; on truncation the most cards held)."""
         return list(self.winner_set) if self.phase == OVER else []
 

@@ -438,9 +438,11 @@ class BloodlinesState(GameState):
             legal.append(PASS)  # R6
         return legal
 
-    def winners(self) -> list[int]:
-        """The winner's seat (a kill, or a stalemate/truncation scored on royals); empty for a draw."""
-        return [self.winner] if self.is_over and self.winner != NO_PLAYER else []
+    def rules_winners(self) -> list[int]:
+        """The winner's seat (a kill, or a stalemate/truncation scored on royals); both seats on a draw."""
+        if not self.is_over:
+            return []
+        return [self.winner] if self.winner != NO_PLAYER else [0, 1]
 
     def royal_counts(self) -> tuple[int, int]:
         """Surviving royals of each seat (R16 scoring)."""

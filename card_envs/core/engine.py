@@ -205,12 +205,17 @@ class GameState(ABC):
             cumulative[seat] += reward
 
     def winners(self) -> list[int]:
-        """Seats that won (several on a shared win or a draw; empty while playing).
+        """Seats that won: the rules' winner set, several on a shared win.
 
-        By default the seats with the best total reward; a game overrides this where rewards
-        do not tell (e.g. a tie-break win under a score-difference reward)."""
-        if not self.is_over:
-            return []
+        Empty while playing, after a truncation that the game does not score, and on a *draw*:
+        when every seat shares the result (which pays every seat 0). So being among the winners
+        always means a positive reward, in every game and for every player count."""
+        won = self.rules_winners() if self.is_over else []
+        return [] if len(won) == self.game.num_players else list(won)
+
+    def rules_winners(self) -> list[int]:
+        """The rules' winner set once the episode is over (e.g. W of R18 in Battlecards), all seats on
+        a draw. By default the seats with the best total reward; games override it."""
         best = max(self.cumulative)
         return [seat for seat, total in enumerate(self.cumulative) if total == best]
 

@@ -521,7 +521,7 @@ class RevolutionState(GameState):
             return [s + t for s, t in zip(self.scores, self.tricks_won, strict=True)]
         return list(self.scores)
 
-    def winners(self) -> list[int]:
+    def rules_winners(self) -> list[int]:
         """Seats with the highest final score once the episode is over (several: shared win)."""
         if self.phase != OVER:
             return []

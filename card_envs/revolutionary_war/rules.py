@@ -207,7 +207,7 @@ class RevolutionaryWarState(GameState):
                 mask[RANK_VALUE[c] - 1] = 1
         return mask
 
-    def winners(self) -> list[int]:
+    def rules_winners(self) -> list[int]:
         """R16/R23: the game's (or match's) winner; nobody after a truncation."""
         return [self.winner] if self.terminated else []
 
