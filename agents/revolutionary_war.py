@@ -114,19 +114,21 @@ class ExactEndgame(PotVersusCost):
         view = decision.view
         if view.deck_size or len(decision.legal_actions) == 1:
             return super().act(decision)
-        me = view.player
-        unseen = _unseen_ranks(view)
-        opponent = tuple(r for r in range(1, 14) for _ in range(unseen[r]))
-        mine = tuple(sorted(RANK_VALUE[c] for c in view.hand))
-        stack = tuple(RANK_VALUE[c] for c in view.trump_stack)
-        last = RANK_VALUE[view.played[-1]] if view.played else 0
-        diff = len(view.score_piles[me]) - len(view.score_piles[1 - me])
-        best, best_value = CONCEDE, -float("inf")
-        for action in decision.legal_actions:
-            value = _after(action, mine, opponent, stack, last, len(view.played), diff)
-            if value > best_value:
-                best, best_value = action, value
-        return best
+        position = endgame_position(view)
+        return max(decision.legal_actions, key=lambda action: _after(action, *position))
+
+
+def endgame_position(view: RevolutionaryWarView) -> tuple[tuple, tuple, tuple, int, int, int]:
+    """The solver's arguments once the deck is empty (the opponent's hand = the unseen ranks):
+    (own ranks, opponent ranks, stack ranks, last played rank or 0, cards played this round, score difference)."""
+    me = view.player
+    unseen = _unseen_ranks(view)
+    opponent = tuple(r for r in range(1, 14) for _ in range(unseen[r]))
+    mine = tuple(sorted(RANK_VALUE[c] for c in view.hand))
+    stack = tuple(RANK_VALUE[c] for c in view.trump_stack)
+    last = RANK_VALUE[view.played[-1]] if view.played else 0
+    diff = len(view.score_piles[me]) - len(view.score_piles[1 - me])
+    return mine, opponent, stack, last, len(view.played), diff
 
 
 def _after(action: int, mover: tuple, other: tuple, stack: tuple, last: int, pot: int, diff: int) -> float:

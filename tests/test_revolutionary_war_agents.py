@@ -9,8 +9,7 @@ import card_envs
 from agents.base import Decision
 from agents.match import contest, play_game, wilson
 from agents.registry import agent_names, make_agent, strongest_heuristic
-from agents.revolutionary_war import ExactEndgame, _after, _unseen_ranks
-from card_envs.cards import RANK_VALUE
+from agents.revolutionary_war import ExactEndgame, _after, endgame_position
 from card_envs.core.errors import ConfigError
 
 GAME = "revolutionary_war_v0"
@@ -78,17 +77,11 @@ def test_R13_R14_R16_endgame_solver_values_every_move_exactly():
     """The solver's value of each legal move equals the engine's brute-force value of that move."""
     for state in _endgame_positions(25):
         me = state.current_player
-        view = state.view(me)
-        unseen = _unseen_ranks(view)
-        opponent = tuple(r for r in range(1, 14) for _ in range(unseen[r]))
-        mine = tuple(sorted(RANK_VALUE[c] for c in view.hand))
-        stack = tuple(RANK_VALUE[c] for c in view.trump_stack)
-        last = RANK_VALUE[view.played[-1]] if view.played else 0
-        diff = len(view.score_piles[me]) - len(view.score_piles[1 - me])
+        position = endgame_position(state.view(me))
         for action in state.legal_actions():
             child = state.clone()
             child.apply(action)
-            assert _after(action, mine, opponent, stack, last, len(view.played), diff) == _exact_value(child, me)
+            assert _after(action, *position) == _exact_value(child, me)
 
 
 def test_stronger_players_win_more_with_confidence():
