@@ -763,7 +763,7 @@ class BattlecardsState(GameState):
                 for card in twin.hands[p]:
                     twin.hand_kinds[p][KIND[card]] += 1
         twin.set_aside = rest
-        twin.rng = np.random.default_rng(int(rng.integers(2**63)))
+        twin._reseed_from(rng)
         return twin
 
     def _hidden_slots(self, player: int, include_hand: bool) -> list[tuple[list[int], int, bool]]:

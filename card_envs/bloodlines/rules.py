@@ -310,35 +310,11 @@ class BloodlinesState(GameState):
     outcome: str                      # "", "kill", "stalemate" or "turn_limit"
 
     _legal: list[int] | None = None   # cache of the current legal actions (not part of the position)
-    # Chance is used only by the deal (S7), so copies share the generator's state as a recipe and
-    # build a generator only when asked (``rng``): a clone costs list copies, not a new generator.
-    _rng: np.random.Generator | None = None
-    _rng_recipe: int | dict[str, Any] | None = None
-
-    @property
-    def rng(self) -> np.random.Generator:
-        rng = self._rng
-        if rng is None:
-            recipe = self._rng_recipe
-            if isinstance(recipe, dict):
-                rng = np.random.Generator(getattr(np.random, recipe["bit_generator"])())
-                rng.bit_generator.state = recipe
-            else:
-                rng = np.random.default_rng(recipe)
-            self._rng = rng
-            self._rng_recipe = None
-        return rng
-
-    @rng.setter
-    def rng(self, value: np.random.Generator) -> None:
-        self._rng = value
-        self._rng_recipe = None
-
     def clone(self) -> BloodlinesState:
         """As :meth:`GameState.clone` (every field copied), without building a new generator."""
         twin = BloodlinesState.__new__(BloodlinesState)
         twin.game = self.game
-        twin._rng_recipe = self._rng_recipe if self._rng is None else self._rng.bit_generator.state
+        self._copy_rng_to(twin)
         twin._legal = self._legal  # never mutated in place
         twin.bloodlines = self.bloodlines[:]
         for name in ("piles", "hands", "royals", "defense", "attack", "jokers", "supply", "pools", "discards",
@@ -777,8 +753,7 @@ class BloodlinesState(GameState):
             zones[K_OF[card]] = Z_PILE
         own = twin.piles[player]
         twin.piles[player] = [own[i] for i in rng.permutation(len(own)).tolist()]
-        twin._rng = None
-        twin._rng_recipe = int(rng.integers(2**63))  # future chance reseeded (built only if ever used)
+        twin._reseed_from(rng)  # future chance reseeded (built only if ever used)
         return twin
 
     def render(self) -> str:

@@ -106,8 +106,7 @@ class Game(ABC):
             )
         state = self.state_class.__new__(self.state_class)
         state.game = self
-        state.rng = np.random.default_rng()
-        state.rng.bit_generator.state = data["rng"]
+        state._rng_recipe = dict(data["rng"])
         for name in state.fields:
             setattr(state, name, _copy_value(data["fields"][name]))
         return state
@@ -126,7 +125,10 @@ class GameState(ABC):
     fields: ClassVar[tuple[str, ...]]
 
     game: Game
-    rng: np.random.Generator
+    #: the state's generator once built; until then ``_rng_recipe`` says how to build it (a seed or a
+    #: bit-generator state dict), so clones and samples cost no generator unless they meet chance
+    _rng: np.random.Generator | None = None
+    _rng_recipe: int | dict[str, Any] | None = None
     #: seat to act, or ``NO_PLAYER`` when the episode is over
     current_player: int
     terminated: bool
@@ -170,6 +172,30 @@ class GameState(ABC):
         (the generator) is reseeded from ``rng``. Used by the no-leak tests and by search."""
 
     # -- shared ---------------------------------------------------------------------------------
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """The state's only source of chance (built on first use after a clone, a sample or a load)."""
+        rng = self._rng
+        if rng is None:
+            rng = self._rng = _rng_from_recipe(self._rng_recipe)
+            self._rng_recipe = None
+        return rng
+
+    @rng.setter
+    def rng(self, value: np.random.Generator) -> None:
+        self._rng = value
+        self._rng_recipe = None
+
+    def _copy_rng_to(self, twin: GameState) -> None:
+        """Give ``twin`` this state's future chance, as a recipe built only if ``twin`` uses it."""
+        twin._rng = None
+        twin._rng_recipe = self._rng_recipe if self._rng is None else self._rng.bit_generator.state
+
+    def _reseed_from(self, rng: np.random.Generator) -> None:
+        """New future chance drawn from ``rng`` (for determinizations: the real future stays hidden)."""
+        self._rng = None
+        self._rng_recipe = int(rng.integers(2**63))
 
     @property
     def is_over(self) -> bool:
@@ -227,8 +253,7 @@ class GameState(ABC):
         """An independent copy, including the random generator's state."""
         twin = self.__class__.__new__(self.__class__)
         twin.game = self.game
-        twin.rng = np.random.default_rng()
-        twin.rng.bit_generator.state = self.rng.bit_generator.state
+        self._copy_rng_to(twin)
         for name in self.fields:
             setattr(twin, name, _copy_value(getattr(self, name)))
         return twin
@@ -264,6 +289,15 @@ def replay(game: Game, actions: Sequence[int], *, seed: int | None = None,
     for action in actions:
         state.apply(action)
     return state
+
+
+def _rng_from_recipe(recipe: int | dict[str, Any] | None) -> np.random.Generator:
+    """A generator from a seed (``default_rng(seed)``) or from a bit-generator state dict."""
+    if isinstance(recipe, dict):
+        rng = np.random.Generator(getattr(np.random, recipe["bit_generator"])())
+        rng.bit_generator.state = recipe
+        return rng
+    return np.random.default_rng(recipe)
 
 
 def _is_action_id(action: Any) -> bool:

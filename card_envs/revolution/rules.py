@@ -551,8 +551,7 @@ class RevolutionState(GameState):
     def clone(self) -> RevolutionState:
         """An independent copy, including the random generator's state."""
         twin = self.fork()
-        twin.rng = np.random.default_rng()
-        twin.rng.bit_generator.state = self.rng.bit_generator.state
+        self._copy_rng_to(twin)
         twin.hand_log = [list(record) for record in self.hand_log]
         return twin
 
@@ -592,7 +591,7 @@ class RevolutionState(GameState):
         """
         twin = self.clone()
         twin.pending_decks = []
-        twin.rng = np.random.default_rng(int(rng.integers(2**63)))
+        twin._reseed_from(rng)
         if self.phase == OVER:
             return twin
         view = self.view(player)
@@ -893,7 +892,7 @@ class Revolution(Game):
         holdings, pile = deal_hidden(view, pool, rng)
         state = RevolutionState.__new__(RevolutionState)
         state.game = self
-        state.rng = np.random.default_rng(int(rng.integers(2**63)))
+        state._reseed_from(rng)
         state.pending_decks = []
         state.dealer, state.hand_number = view.dealer, view.hand_number
         state.scores, state.tricks_won = list(view.scores), list(view.tricks_won)

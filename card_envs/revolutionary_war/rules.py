@@ -142,9 +142,6 @@ class RevolutionaryWarState(GameState):
     steps: int
     pending_decks: list[list[int]]
     winner: int
-    #: the generator once built, else how to build it (see the ``rng`` property); not state fields
-    _rng: np.random.Generator | None = None
-    _rng_recipe: int | tuple[type, dict[str, Any]] | None = None
 
     # -- the deal (section 3) -------------------------------------------------------------------
 
@@ -239,8 +236,7 @@ class RevolutionaryWarState(GameState):
         """As :meth:`GameState.clone`; the random generator is copied only when the copy first uses it."""
         twin = RevolutionaryWarState.__new__(RevolutionaryWarState)
         twin.game = self.game
-        twin._rng = None
-        twin._rng_recipe = self._rng_recipe if self._rng is None else _state_recipe(self._rng)
+        self._copy_rng_to(twin)
         twin.dealer = self.dealer
         twin.hands = [self.hands[0][:], self.hands[1][:]]
         twin.deck = self.deck[:]
@@ -262,20 +258,6 @@ class RevolutionaryWarState(GameState):
         twin.cumulative = self.cumulative[:]
         twin.history = self.history[:]
         return twin
-
-    @property
-    def rng(self) -> np.random.Generator:
-        """The state's chance (A30): a generator built on first use from the recipe a clone or sample left."""
-        rng = self._rng
-        if rng is None:
-            rng = self._rng = _rng_from_recipe(self._rng_recipe)
-            self._rng_recipe = None
-        return rng
-
-    @rng.setter
-    def rng(self, value: np.random.Generator) -> None:
-        self._rng = value
-        self._rng_recipe = None
 
     def _apply(self, action: int) -> None:
         player = self.current_player
@@ -401,8 +383,7 @@ class RevolutionaryWarState(GameState):
         twin.hands[opponent] = [hidden[i] for i in order[:cut]]
         twin.deck = [hidden[i] for i in order[cut:]]
         twin.pending_decks = []  # later games of a match are unknown: shuffled
-        twin._rng = None  # reseeded from ``rng``: default_rng(seed), built only if the copy ever shuffles
-        twin._rng_recipe = int(rng.integers(2**63))
+        twin._reseed_from(rng)  # future games' shuffles are hidden too
         return twin
 
     def render(self) -> str:
@@ -428,21 +409,6 @@ class RevolutionaryWarState(GameState):
         elif self.truncated:
             lines.append("episode truncated at the step limit")
         return "\n".join(lines)
-
-
-def _state_recipe(rng: np.random.Generator) -> tuple[type, dict[str, Any]]:
-    """What a copy needs to rebuild ``rng`` exactly: its bit generator's class and state."""
-    return type(rng.bit_generator), rng.bit_generator.state
-
-
-def _rng_from_recipe(recipe: int | tuple[type, dict[str, Any]]) -> np.random.Generator:
-    """A seed (``default_rng(seed)``) or a copied bit-generator state, as a generator."""
-    if isinstance(recipe, int):
-        return np.random.default_rng(recipe)
-    bit_generator_class, state = recipe
-    bit_generator = bit_generator_class()
-    bit_generator.state = state
-    return np.random.Generator(bit_generator)
 
 
 def _winner(scores: Sequence[int], last_capturer: int) -> int:
