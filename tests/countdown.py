@@ -2,8 +2,8 @@
 
 ``count`` tokens; seats move in turn (seat 0 first), each move ("tick" or "tock", both legal)
 takes one token. The seat that takes the last token wins: +1, every other seat -1/(players-1).
-Each move by a seat other than 0 also pays ``toll`` from the mover to seat 0 (zero-sum), so seat 0
-earns rewards during the other seats' moves. With ``count`` and ``players`` the winner is fixed in
+Each move also pays ``toll`` from the mover to the next seat (zero-sum), so every seat earns a
+reward during another seat's move -- seat 1 even before its first decision. With ``count`` and ``players`` the winner is fixed in
 advance: seat ``(count - 1) % players``; every other seat always loses.
 """
 
@@ -53,9 +53,8 @@ class CountdownState(GameState):
     def _apply(self, action: int) -> None:
         players = self.game.num_players
         mover = self.current_player
-        if mover != 0:
-            self.rewards[mover] -= self.game.config.toll
-            self.rewards[0] += self.game.config.toll
+        self.rewards[mover] -= self.game.config.toll
+        self.rewards[(mover + 1) % players] += self.game.config.toll
         self.tokens -= 1
         if self.tokens == 0:
             for seat in range(players):

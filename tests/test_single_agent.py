@@ -103,16 +103,18 @@ def test_wins_and_losses_both_reach_a_learner_in_a_random_seat():
 
 
 def test_rewards_earned_during_opponents_moves_arrive_with_the_next_step():
-    # 3 seats, 7 tokens, toll 0.25 to seat 0 for every move of seats 1 and 2; the learner is seat 0
-    # and moves 1, 4 and 7 (the last: +1). Steps: move 1 then opponents' 2, 3 -> +0.5; again; then +1.
+    # 3 seats, 7 tokens, each move pays 0.25 from the mover to the next seat; the learner is seat 0
+    # and makes moves 1, 4 and 7 (the last wins: +1). Step 1 = move 1 (-0.25) + move 3 by seat 2
+    # (+0.25); step 2 likewise (moves 4-6); step 3 = move 7 (-0.25 + 1).
     env = SingleAgentEnv(Countdown(players=3, count=7, toll=0.25), opponents=[RandomAgent(0)], seat=0)
-    assert play_episode(env, np.random.default_rng(0)) == [0.5, 0.5, 1.0]
+    assert play_episode(env, np.random.default_rng(0)) == [0.0, 0.0, 0.75]
 
 
-def test_the_learner_pays_its_own_toll_and_loses_on_an_opponents_move():
-    # seat 1 of 3: moves 2 and 5 pay the toll, move 7 (seat 0) ends the game: -1/2 for seat 1.
+def test_rewards_earned_before_the_first_decision_arrive_with_the_first_step():
+    # seat 1 of 3: move 1 (seat 0, during reset) pays it +0.25; step 1 = that + move 2 (-0.25) +
+    # move 4 (+0.25); step 2 = move 5 (-0.25) + move 7 (+0.25, and seat 0 wins: -1/2 for seat 1).
     env = SingleAgentEnv(Countdown(players=3, count=7, toll=0.25), opponents=[RandomAgent(0)], seat=1)
-    assert play_episode(env, np.random.default_rng(0)) == [-0.25, -0.25 - 0.5]
+    assert play_episode(env, np.random.default_rng(0)) == [0.25, -0.5]
 
 
 def test_a_learner_that_always_concedes_loses_every_revolutionary_war_game():

@@ -21,7 +21,8 @@ Action space           ``Discrete(game.num_actions)``; ``action_masks()`` gives 
                        SB3's vector envs deep-copy every info dict on every step
 Reward                 the learner's own reward (the game's ``rewards`` for its seat), summed
                        over every decision since its previous step: whatever it earns during
-                       the opponents' moves arrives with its next step, or with the final step.
+                       the opponents' moves arrives with its next step, or with the final step
+                       (what it earns before its first decision, with its first step).
                        Every episode ends with the learner's final reward: wins, losses and
                        draws alike (an episode can end on an opponent's move)
 terminated/truncated   the game ended / hit its limit (``state.terminated`` / ``truncated``)
@@ -95,6 +96,7 @@ class SingleAgentEnv(gymnasium.Env):
         self.action_space = spaces.Discrete(self.game.num_actions)
         self.state: GameState | None = None
         self.ended = True  # no episode under way until reset
+        self._carried = 0.0  # reward earned during reset, paid with the first step
         self.seat = 0
         self.lineup: list[Any] = []
         self._mask = np.zeros(self.game.num_actions, np.int8)
@@ -121,7 +123,7 @@ class SingleAgentEnv(gymnasium.Env):
                     opponent.rng = np.random.default_rng(int(rng.integers(2**63)))
                 if hasattr(opponent, "act"):
                     opponent.reset(self.game, s)
-            self._play_opponents()
+            self._carried = self._play_opponents()
             if not self.state.is_over:
                 self.ended = False
                 return self._observation(), {}
@@ -137,7 +139,8 @@ class SingleAgentEnv(gymnasium.Env):
                                                    and self._mask[action]):
             return self._lose_on_illegal(action)
         state.apply(action)
-        reward = state.rewards[self.seat]
+        reward = self._carried + state.rewards[self.seat]
+        self._carried = 0.0
         reward += self._play_opponents()
         observation = self._observation()
         if state.is_over:
@@ -148,9 +151,9 @@ class SingleAgentEnv(gymnasium.Env):
     def _lose_on_illegal(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         self.ended = True
         self._mask = self._no_mask
-        info = {"illegal_action": action, "seat": self.seat, "won": False,
-                "is_success": False}
-        return self._observation(), -1.0, True, False, info
+        reward, self._carried = self._carried - 1.0, 0.0
+        info = {"illegal_action": action, "seat": self.seat, "won": False, "is_success": False}
+        return self._observation(), reward, True, False, info
 
     def action_masks(self) -> np.ndarray:
         """int8 mask of the learner's legal actions (all zeros once the episode is over)."""
