@@ -3,8 +3,9 @@
 ``count`` tokens; seats move in turn (seat 0 first), each move ("tick" or "tock", both legal)
 takes one token. The seat that takes the last token wins: +1, every other seat -1/(players-1).
 Each move also pays ``toll`` from the mover to the next seat (zero-sum), so every seat earns a
-reward during another seat's move -- seat 1 even before its first decision. With ``count`` and ``players`` the winner is fixed in
-advance: seat ``(count - 1) % players``; every other seat always loses.
+reward during another seat's move -- seat 1 even before its first decision. With ``count`` and
+``players`` the winner is fixed in advance: seat ``(count - 1) % players``; every other seat always
+loses.
 """
 
 from __future__ import annotations
