@@ -42,6 +42,10 @@ key           meaning                                                       defa
               ``policy``: they follow the rollout policy there too (an
               opponent model; the tree still branches on their moves), so
               the search plays a best response to that policy
+``bias``      progressive bias toward the rollout agent's move at every     0
+              UCB choice: ``bias / (visits + 1)`` added to its score, so
+              a small budget plays like the agent and a large one
+              corrects it (needs ``rollout=heuristic:<name>``)
 ============  ============================================================  ==================
 
 A fixed seed and a ``sims`` budget give the same move every time; an ``ms`` budget depends on the
@@ -144,6 +148,7 @@ class ISMCTSOptions:
     depth: int | None = None
     eval: str = "returns"
     opponents: str = "tree"
+    bias: float = 0.0
 
     def __post_init__(self) -> None:
         if self.sims is None and self.ms is None:
@@ -159,6 +164,10 @@ class ISMCTSOptions:
         if self.depth is not None and (isinstance(self.depth, bool) or not isinstance(self.depth, int)
                                        or self.depth < 1):
             raise ConfigError(f"ismcts option 'depth' must be an integer >= 1, got {self.depth!r}")
+        if isinstance(self.bias, bool) or not isinstance(self.bias, (int, float)) or not (0 <= self.bias < math.inf):
+            raise ConfigError(f"ismcts option 'bias' must be a finite number >= 0, got {self.bias!r}")
+        if self.bias and self.rollout == "random":
+            raise ConfigError("ismcts option 'bias' favours the rollout agent's move; give rollout=heuristic:<name>")
         if self.opponents not in _OPPONENTS:
             raise ConfigError(f"ismcts option 'opponents' must be one of {', '.join(_OPPONENTS)}, "
                               f"got {self.opponents!r}")
@@ -179,10 +188,13 @@ class ISMCTSOptions:
             parts += [f"depth={self.depth}", f"eval={self.eval}"]
         if self.opponents != "tree":
             parts.append(f"opponents={self.opponents}")
+        if self.bias:
+            parts.append(f"bias={self.bias:g}")
         return "ismcts:" + ",".join(parts)
 
 
-_KEYS = {"sims": int, "ms": float, "c": float, "rollout": str, "depth": int, "eval": str, "opponents": str}
+_KEYS = {"sims": int, "ms": float, "c": float, "rollout": str, "depth": int, "eval": str, "opponents": str,
+         "bias": float}
 
 
 def parse_options(text: str) -> ISMCTSOptions:
@@ -258,22 +270,40 @@ class ISMCTSAgent(Agent):
         self._choice = random.Random(int(self.rng.integers(2**63)))
         self._rollout_factory = rollout_factory
         self._rollout_agents: dict[str, list[Agent]] = {}
+        #: with ``bias``: the rollout agent playing along in the real game (it keeps its memory of the
+        #: episode, as the heuristic it stands for does), whose move at the root is the favoured one
+        self._shadow: Agent | None = None
+        self._favoured = -1
 
     def reseed(self, seed: int | None) -> None:
         """Fresh randomness, exactly as a new agent built with ``seed`` (used by ``agents.evaluate``)."""
         self.rng = np.random.default_rng(seed)
         self._choice = random.Random(int(self.rng.integers(2**63)))
         self._rollout_agents.clear()
+        self._shadow = None
+
+    def reset(self, game: Game, player: int) -> None:
+        if self.options.bias:
+            if self._shadow is None:
+                factory = self._rollout_factory or _registry_agent
+                self._shadow = factory(game.name, self.options.rollout, int(self.rng.integers(2**63)))
+            self._shadow.reset(game, player)
 
     # -- public -------------------------------------------------------------------------------------
 
     def act(self, decision: Decision) -> int:
         legal = decision.legal_actions
         self.stats.decisions += 1
+        self._favoured = -1
+        if self.options.bias:
+            if self._shadow is None:  # act without reset(): start the shadow now
+                self.reset(decision.game, decision.player)
+            self._favoured = self._shadow.act(decision)  # every decision, so that its memory is complete
         if len(legal) == 1:
             return legal[0]
         start, cpu_start = time.perf_counter(), time.process_time()
         root = self.search(decision)
+        self._favoured = -1
         self.stats.searched += 1
         self.stats.seconds += time.perf_counter() - start
         self.stats.cpu_seconds += time.process_time() - cpu_start
@@ -316,6 +346,7 @@ class ISMCTSAgent(Agent):
         c = self.options.c
         choice = self._choice
         modelled = self.options.opponents == "policy"
+        bias = self.options.bias
         node = root
         path = [root]
         while not state.is_over:
@@ -342,12 +373,18 @@ class ISMCTSAgent(Agent):
                 path.append(node)
                 break
             player = state.current_player
+            favoured = -1
+            if bias:
+                favoured = self._favoured if node is root and self._favoured >= 0 else policy(state)
             best_score = -math.inf
             best_action = legal[0]
             for action in legal:
                 child = children[action]
                 child.available += 1
-                score = child.totals[player] / child.visits + c * math.sqrt(math.log(child.available) / child.visits)
+                visits = child.visits
+                score = child.totals[player] / visits + c * math.sqrt(math.log(child.available) / visits)
+                if action == favoured:  # progressive bias (Chaslot et al. 2008): fades as the move is tried
+                    score += bias / (visits + 1)
                 if score > best_score:
                     best_score, best_action = score, action
             node = children[best_action]

@@ -350,7 +350,9 @@ def test_default_options_and_canonical_name():
     ("ismcts:depth=0", "'depth' must be an integer >= 1"),
     ("ismcts:eval=guess", "'eval' must be one of returns, material"),
     ("ismcts:opponents=smart", "'opponents' must be one of tree, policy"),
-    ("ismcts:budget=3", "unknown ismcts option 'budget'; known: sims, ms, c, rollout, depth, eval, opponents"),
+    ("ismcts:bias=-1,rollout=heuristic:pot", "'bias' must be a finite number >= 0"),
+    ("ismcts:bias=2", "'bias' favours the rollout agent's move; give rollout=heuristic:<name>"),
+    ("ismcts:budget=3", "unknown ismcts option 'budget'; known: sims, ms, c, rollout, depth, eval, opponents, bias"),
     ("ismcts:sims", "must be key=value"),
     ("ismcts:sims=5,sims=6", "'sims' is given twice"),
     ("ismcts:rollout=ismcts", "cannot be an ismcts agent"),
@@ -487,6 +489,26 @@ def test_opponent_model_decides_the_opponents_moves_in_the_tree(opponents):
         assert set(branching) == {1}
     else:  # UCB tries every legal reply
         assert max(branching) > 1
+
+
+def test_a_strong_bias_plays_the_rollout_agents_move():
+    game = card_envs.make_game(RW)
+    cheapest = make_agent(RW, "heuristic:cheapest", 0)
+    biased = make_agent(RW, "ismcts:sims=40,rollout=heuristic:cheapest,bias=1e6", 0)
+    unbiased = make_agent(RW, "ismcts:sims=40,rollout=heuristic:cheapest", 0)
+    differs = 0
+    for seed in range(4):
+        state = game.new_state(np.random.default_rng(seed))
+        for agent in (biased, unbiased):
+            agent.reset(game, 0)
+        while not state.is_over:
+            decision = Decision.of(state)
+            if state.current_player == 0:
+                expected = cheapest.act(decision)
+                assert biased.act(decision) == expected
+                differs += unbiased.act(decision) != expected
+            state.apply(cheapest.act(decision))
+    assert differs  # without the bias the search does deviate (else the check above says nothing)
 
 
 def test_search_backs_up_every_seats_reward():
