@@ -19,11 +19,13 @@ from all rows; both are written to a temporary file and renamed into place.
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import os
 import platform
 import shlex
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -36,12 +38,14 @@ from agents.ismcts import ISMCTSAgent
 from agents.match import play_game, wilson, write_atomically
 from agents.registry import make_agent, strongest_heuristic
 
-#: search options per game (rollout policy, depth cap), chosen with the short sweeps in the report
+#: search options per game, chosen with short sweeps (see the issue note): plain SO-ISMCTS with random
+#: rollouts where that suffices, a depth cap with the card-share evaluation for long Battlecards games,
+#: and the strongest heuristic as rollout policy and opponent model where random rollouts say little
 GAME_OPTIONS: dict[str, str] = {
     "revolutionary_war_v0": "c=1,rollout=random",
-    "revolution_v0": "c=1,rollout=random",
-    "battlecards_v0": "c=1,rollout=random",
-    "bloodlines_v0": "c=1,rollout=random",
+    "revolution_v0": "c=1,rollout=heuristic:counting,depth=40,eval=material,opponents=policy,bias=2",
+    "battlecards_v0": "c=1,depth=40,eval=material",
+    "bloodlines_v0": "c=1,rollout=heuristic:defender,opponents=policy",
 }
 DEFAULT_BUDGETS = (25, 100, 400)
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
@@ -189,6 +193,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                   f"{row['ci_high']:.3f}] over {row['games']} games, {row['cpu_ms_per_search']:.1f} CPU ms/move, "
                   f"{row['wall_seconds']:.0f} s", file=sys.stderr, flush=True)
     json_path = os.path.join(args.out, "ismcts_strength.json")
+    os.makedirs(args.out, exist_ok=True)
+    lock_name = "ismcts_strength_" + os.path.abspath(json_path).replace(os.sep, "_")
+    lock_path = os.path.join(tempfile.gettempdir(), lock_name)
+    with open(lock_path + ".lock", "w") as lock:  # runs for different games may finish together
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        _write_merged(json_path, args, argv, rows)
+    return 0
+
+
+def _write_merged(json_path: str, args: argparse.Namespace, argv: Sequence[str] | None,
+                  rows: list[dict[str, Any]]) -> None:
     old = []
     if os.path.exists(json_path):
         with open(json_path) as handle:
@@ -203,7 +218,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     write_atomically(json_path, json.dumps({"meta": meta, "rows": merged}, indent=2) + "\n")
     write_atomically(os.path.join(args.out, "ismcts_strength.md"), format_markdown(merged, meta))
     print(format_markdown(rows, meta))
-    return 0
 
 
 if __name__ == "__main__":
