@@ -545,3 +545,22 @@ def test_plays_whole_games_of_every_game(case):
 def test_usable_by_the_match_runner():
     result = contest(RW, "ismcts:sims=20", "random", 4, seed=0, progress=False)
     assert result.games == 4 and result.agent == "ismcts:sims=20"
+
+
+def test_strength_benchmark_writes_and_merges_results(tmp_path):
+    import json
+
+    from benchmarks import ismcts_strength
+
+    def run(budgets: list[str]) -> list[dict]:
+        ismcts_strength.main(["--game", RW, "--budgets", *budgets, "--games-per-point", "2", "--workers", "1",
+                              "--out", str(tmp_path)])
+        return json.loads((tmp_path / "ismcts_strength.json").read_text())["rows"]
+
+    rows = run(["2", "3"])
+    assert [r["agent"] for r in rows] == ["ismcts:sims=2,c=1,rollout=random", "ismcts:sims=3,c=1,rollout=random"]
+    assert all(r["games"] == 2 and r["opponent"] == "heuristic:endgame" and r["sims_per_search"] > 0 for r in rows)
+    rows = run(["3"])  # a rerun replaces its own row and keeps the others
+    assert sorted(r["agent"] for r in rows) == ["ismcts:sims=2,c=1,rollout=random", "ismcts:sims=3,c=1,rollout=random"]
+    table = (tmp_path / "ismcts_strength.md").read_text()
+    assert table.count("| revolutionary_war_v0 |") == 2
