@@ -373,7 +373,14 @@ def test_battlecards_samples_keep_the_recycled_pile():  # R5/R6: a pile is only 
     checked = 0
     for seed in range(40):
         state = game.new_state(np.random.default_rng(seed))
-        recycled: dict[int, Counter] = {}  # per seat: kinds of its last recycled face-up pile (public)
+        recycled: dict[int, Counter] = {}  # per seat: kinds of its last recycled face-up pile (public, 7.5)
+        recycle = state._recycle
+
+        def recording(player: int, state=state, recycle=recycle, recycled=recycled) -> None:
+            recycled[player] = Counter(KIND[c] for c in state.face_up[player])
+            recycle(player)
+
+        state._recycle = recording  # watch the table: which (public) face-up pile became a face-down pile
         while not state.is_over and checked < 1500:
             decision = Decision.of(state)
             for p, kinds in recycled.items():
@@ -382,11 +389,7 @@ def test_battlecards_samples_keep_the_recycled_pile():  # R5/R6: a pile is only 
                     sample = decision.sample_state(rng)
                     assert not Counter(KIND[c] for c in sample.piles[p]) - kinds
                     checked += 1
-            face_up = [list(pile) for pile in state.face_up]
             state.apply(decision.legal_actions[int(rng.integers(len(decision.legal_actions)))])
-            for p, before in enumerate(face_up):
-                if before and not state.face_up[p]:  # only a recycle empties a face-up pile
-                    recycled[p] = Counter(KIND[c] for c in before)
     assert checked >= 1000
 
 
