@@ -18,6 +18,7 @@ name              play
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 from math import comb
 
@@ -114,8 +115,7 @@ class ExactEndgame(PotVersusCost):
         view = decision.view
         if view.deck_size or len(decision.legal_actions) == 1:
             return super().act(decision)
-        position = endgame_position(view)
-        return max(decision.legal_actions, key=lambda action: _after(action, *position))
+        return best_endgame_move(decision.legal_actions, *endgame_position(view))
 
 
 def endgame_position(view: RevolutionaryWarView) -> tuple[tuple, tuple, tuple, int, int, int]:
@@ -132,37 +132,138 @@ def endgame_position(view: RevolutionaryWarView) -> tuple[tuple, tuple, tuple, i
 
 
 def _after(action: int, mover: tuple, other: tuple, stack: tuple, last: int, pot: int, diff: int) -> float:
-    """Final value for the player making ``action`` (the mover): score difference, +-0.5 on a tie."""
+    """Final value for the player making ``action`` (the mover): score difference, +-0.5 on a tie (R16)."""
     if action == CONCEDE:
-        return -_round_over(other, mover, stack, pot, -diff)
-    hand = list(mover)
-    hand.remove(action + 1)
-    return -_endgame(other, tuple(hand), stack, action + 1, pot + 1, -diff)
+        outcome = -_round_over(other, mover, stack, pot)
+    else:
+        hand = list(mover)
+        hand.remove(action + 1)
+        outcome = -_endgame(other, tuple(hand), stack, action + 1, pot + 1)
+    return final_value(diff, outcome)
 
 
-def _round_over(capturer: tuple, loser: tuple, stack: tuple, pot: int, diff: int) -> float:
-    """Value for the capturer once the loser conceded (R9-R16, deck empty so no refill)."""
-    diff += pot + 1
+def final_value(diff: int, outcome: float) -> float:
+    """The mover's final value from the score difference now and the solver's ``outcome``.
+
+    The solver leaves the score difference out of its positions (so one position is solved once,
+    whatever the score): an outcome is ``2 * gain + 0.5`` if the mover takes the last round and
+    ``2 * gain - 0.5`` if not, ``gain`` being what the rest of the game adds to the mover's score
+    difference. This order (gain first, then the last round) is the order of the final values for
+    any current difference, and the negamax negation holds (the other side's outcome is
+    ``-outcome``), so the best line does not depend on ``diff``. The final value is the final
+    difference, or +-0.5 for the R16 tie-break when it is 0.
+    """
+    gain = round(outcome / 2)
+    final = diff + gain
+    return float(final) if final else (0.5 if outcome > 2 * gain else -0.5)
+
+
+def _round_over(capturer: tuple, loser: tuple, stack: tuple, pot: int) -> float:
+    """Outcome (see :func:`final_value`) for the capturer once the loser conceded (R9-R16, deck empty so no refill)."""
+    gain = pot + 1
     stack = stack[1:]
     if not stack or not (capturer or loser):  # R11
         if not stack:
-            diff += len(capturer) - len(loser)  # R13
-        return diff if diff else 0.5  # R16: the capturer took the last round
-    return _endgame(capturer, loser, stack, 0, 0, diff)
+            gain += len(capturer) - len(loser)  # R13
+        return 2 * gain + 0.5  # R16: the capturer took the last round
+    return 2 * gain + _endgame(capturer, loser, stack, 0, 0)
 
 
-@lru_cache(maxsize=200_000)
-def _endgame(mover: tuple, other: tuple, stack: tuple, last: int, pot: int, diff: int) -> float:
-    """Minimax value for ``mover`` to act (``mover``/``other``: sorted rank values; ``diff`` from the mover's side)."""
+@lru_cache(maxsize=400_000)
+def _endgame(mover: tuple, other: tuple, stack: tuple, last: int, pot: int) -> float:
+    """Minimax outcome for ``mover`` to act (``mover``/``other``: sorted rank values; see :func:`final_value`)."""
     row = STRENGTH[stack[0]]
-    options = [-_round_over(other, mover, stack, pot, -diff)]
+    best = -_round_over(other, mover, stack, pot)
     floor = row[last] if pot else -1
-    for rank in set(mover):
-        if row[rank] >= floor:
-            hand = list(mover)
-            hand.remove(rank)
-            options.append(-_endgame(other, tuple(hand), stack, rank, pot + 1, -diff))
-    return max(options)
+    previous = -1
+    for index, rank in enumerate(mover):
+        if rank != previous and row[rank] >= floor:
+            value = -_endgame(other, mover[:index] + mover[index + 1:], stack, rank, pot + 1)
+            if value > best:
+                best = value
+        previous = rank
+    return best
+
+
+def best_endgame_move(legal: list[int], mover: tuple, other: tuple, stack: tuple, last: int, pot: int,
+                      diff: int) -> int:
+    """The first of ``legal`` with the highest :func:`_after` value, found by alpha-beta search.
+
+    The same move as ``max(legal, key=lambda a: _after(a, ...))``: each later move only has to be
+    shown better than the best so far, i.e. its outcome above the highest outcome whose final value
+    is not better (:func:`_not_better_than`), so most of the tree is cut off.
+    """
+    best_action, threshold = legal[0], -math.inf
+    for action in legal:
+        if action == CONCEDE:
+            outcome = -_round_over_ab(other, mover, stack, pot, -math.inf, -threshold)
+        else:
+            index = mover.index(action + 1)
+            outcome = -_search(other, mover[:index] + mover[index + 1:], stack, action + 1, pot + 1,
+                               -math.inf, -threshold)
+        if outcome > threshold:
+            best_action, threshold = action, _not_better_than(diff, outcome)
+    return best_action
+
+
+def _not_better_than(diff: int, outcome: float) -> float:
+    """The highest outcome whose final value (:func:`final_value`) is at most that of ``outcome``."""
+    gain = round(outcome / 2)
+    if diff + gain == 0 and outcome < 2 * gain:
+        return outcome  # a tie lost on the last round: winning the last round instead is better
+    return 2 * gain + 0.5  # same final difference: which side takes the last round changes nothing
+
+
+#: alpha-beta transposition table: position -> (lower bound, upper bound) of its outcome
+_BOUNDS: dict[tuple, tuple[float, float]] = {}
+_BOUNDS_LIMIT = 500_000
+
+
+def _round_over_ab(capturer: tuple, loser: tuple, stack: tuple, pot: int, alpha: float, beta: float) -> float:
+    """:func:`_round_over` with an alpha-beta window."""
+    gain = pot + 1
+    stack = stack[1:]
+    if not stack or not (capturer or loser):  # R11
+        if not stack:
+            gain += len(capturer) - len(loser)  # R13
+        return 2 * gain + 0.5  # R16
+    return 2 * gain + _search(capturer, loser, stack, 0, 0, alpha - 2 * gain, beta - 2 * gain)
+
+
+def _search(mover: tuple, other: tuple, stack: tuple, last: int, pot: int, alpha: float, beta: float) -> float:
+    """Fail-soft negamax alpha-beta over the outcomes of :func:`_endgame` (same values inside the window)."""
+    key = (mover, other, stack, last, pot)
+    lower, upper = _BOUNDS.get(key, (-math.inf, math.inf))
+    if lower >= beta or lower == upper:
+        return lower
+    if upper <= alpha:
+        return upper
+    alpha, beta = max(alpha, lower), min(beta, upper)
+    start_alpha = alpha
+    row = STRENGTH[stack[0]]
+    best = -_round_over_ab(other, mover, stack, pot, -beta, -alpha)
+    if best < beta:
+        alpha = max(alpha, best)
+        floor = row[last] if pot else -1
+        previous = -1
+        for index, rank in enumerate(mover):
+            if rank != previous and row[rank] >= floor:
+                value = -_search(other, mover[:index] + mover[index + 1:], stack, rank, pot + 1, -beta, -alpha)
+                if value > best:
+                    best = value
+                    if best >= beta:
+                        break
+                    alpha = max(alpha, best)
+            previous = rank
+    if len(_BOUNDS) >= _BOUNDS_LIMIT:
+        _BOUNDS.clear()
+    if best <= start_alpha:
+        _BOUNDS[key] = (lower, min(upper, best))
+    elif best >= beta:
+        _BOUNDS[key] = (max(lower, best), upper)
+    else:
+        _BOUNDS[key] = (best, best)
+    return best
 
 
 AGENTS = {"cheapest": CheapestContest, "pot": PotVersusCost, "endgame": ExactEndgame}

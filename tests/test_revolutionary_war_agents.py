@@ -9,7 +9,7 @@ import card_envs
 from agents.base import Decision
 from agents.match import contest, play_game, wilson
 from agents.registry import agent_names, make_agent, strongest_heuristic
-from agents.revolutionary_war import ExactEndgame, _after, endgame_position
+from agents.revolutionary_war import ExactEndgame, _after, best_endgame_move, endgame_position
 from card_envs.core.errors import ConfigError
 
 GAME = "revolutionary_war_v0"
@@ -82,6 +82,24 @@ def test_R13_R14_R16_endgame_solver_values_every_move_exactly():
             child = state.clone()
             child.apply(action)
             assert _after(action, *position) == _exact_value(child, me)
+
+
+def test_R13_R14_R16_alpha_beta_picks_the_first_best_move_of_the_full_solver():
+    """The player's alpha-beta search chooses what the full solver's values choose (first best in legal order)."""
+    game = card_envs.make_game(GAME)
+    rng = np.random.default_rng(5)
+    checked = 0
+    for seed in range(60):
+        state = game.new_state(np.random.default_rng(1000 + seed))
+        while not state.is_over:
+            legal = state.legal_actions()
+            if not state.deck and len(legal) > 1:
+                position = endgame_position(state.view(state.current_player))
+                expected = max(legal, key=lambda action: _after(action, *position))
+                assert best_endgame_move(legal, *position) == expected, state.render()
+                checked += 1
+            state.apply(legal[int(rng.integers(len(legal)))])
+    assert checked > 100
 
 
 def test_stronger_players_win_more_with_confidence():
