@@ -87,6 +87,23 @@ def unseen_cards(view: RevolutionView) -> set[int]:
     return set(range(52)) - seen
 
 
+def unseen_mask(view: RevolutionView) -> int:
+    """:func:`unseen_cards` as a bit mask."""
+    seen = bits_of(view.hand) | _played_bits(view.trick) | _played_bits(view.prev_trick)
+    for record in view.recall:  # full_recall only
+        seen |= _played_bits(record[1:5])
+    return _CARD_MASK & ~seen
+
+
+def _played_bits(cards: tuple[int, ...]) -> int:
+    """The bit mask of a trick's cards (-1: no card in that slot)."""
+    bits = 0
+    for card in cards:
+        if card >= 0:
+            bits |= 1 << card
+    return bits
+
+
 class TableEstimate:
     """Chances about the opponents' holdings.
 
@@ -97,20 +114,18 @@ class TableEstimate:
 
     def __init__(self, view: RevolutionView) -> None:
         self.view = view
-        self.unseen = unseen_cards(view)
-        unseen_bits = bits_of(self.unseen)
+        self.unseen_bits = unseen_bits = unseen_mask(view)
         limits = known_holding_limits(view)
         self.allowed = {s: limits.get(s, _CARD_MASK) & unseen_bits for s in range(4) if s != view.player}
         self.share = {s: min(view.hand_sizes[s] / max(mask.bit_count(), 1), 1.0) for s, mask in self.allowed.items()}
 
-    def _none_of(self, seat: int, cards: list[int]) -> float:
-        """Chance that ``seat`` holds none of ``cards``."""
-        allowed = self.allowed[seat]
-        count = sum(1 for c in cards if allowed >> c & 1)
-        return (1.0 - self.share[seat]) ** count
+    def _none_of(self, seat: int, cards: int) -> float:
+        """Chance that ``seat`` holds none of ``cards`` (a bit mask)."""
+        return (1.0 - self.share[seat]) ** (self.allowed[seat] & cards).bit_count()
 
-    def _unseen_in(self, suit: int, above: int = -1) -> list[int]:
-        return [c for c in self.unseen if SUIT_OF[c] == suit and c > above]
+    def _unseen_in(self, suit: int, above: int = -1) -> int:
+        """Bit mask of the unseen cards of ``suit`` (none for ``NO_SUIT``) higher than card ``above``."""
+        return self.unseen_bits & SUIT_BITS[suit] & ~((2 << above) - 1 if above >= 0 else 0)
 
     def beaten_by(self, seat: int, card: int, trump_fixed: bool, led_suit: int, prev_led: int) -> float:
         """Chance that ``seat``, playing later in the trick, can beat ``card``.

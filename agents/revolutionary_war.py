@@ -19,7 +19,7 @@ name              play
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from functools import cache, lru_cache
 from math import comb
 
 from agents.base import Agent, Decision
@@ -86,15 +86,24 @@ class PotVersusCost(Agent):
 
     @staticmethod
     def _keep_value(view: RevolutionaryWarView, rank: int) -> float:
-        upcoming = [RANK_VALUE[c] for c in view.trump_stack[1:3]]
-        values = [STRENGTH[t][rank] / 12 for t in upcoming] + [0.5]  # 0.5: mean strength under a random trump
-        return sum(values) / len(values)
+        return _keep_values(tuple(RANK_VALUE[c] for c in view.trump_stack[1:3]))[rank]
 
     def _mean_keep_value(self, view: RevolutionaryWarView, unseen: list[int]) -> float:
         total = sum(unseen)
         if not total:
             return 0.0
-        return sum(unseen[r] * self._keep_value(view, r) for r in range(1, 14)) / total
+        keep = _keep_values(tuple(RANK_VALUE[c] for c in view.trump_stack[1:3]))
+        return sum(unseen[r] * keep[r] for r in range(1, 14)) / total
+
+
+@cache
+def _keep_values(upcoming: tuple[int, ...]) -> tuple[float, ...]:
+    """Keep value of every rank (index 1..13) under the next visible trumps ``upcoming`` (0 to 2 of them)."""
+    values = [0.0]
+    for rank in range(1, 14):
+        strengths = [STRENGTH[t][rank] / 12 for t in upcoming] + [0.5]  # 0.5: mean strength under a random trump
+        values.append(sum(strengths) / len(strengths))
+    return tuple(values)
 
 
 def _chance_to_hold(pool: int, good: int, drawn: int) -> float:
