@@ -119,27 +119,21 @@ class TableEstimate:
         self.allowed = {s: limits.get(s, _CARD_MASK) & unseen_bits for s in range(4) if s != view.player}
         self.share = {s: min(view.hand_sizes[s] / max(mask.bit_count(), 1), 1.0) for s, mask in self.allowed.items()}
 
-    def _none_of(self, seat: int, cards: int) -> float:
-        """Chance that ``seat`` holds none of ``cards`` (a bit mask)."""
-        return (1.0 - self.share[seat]) ** (self.allowed[seat] & cards).bit_count()
-
-    def _unseen_in(self, suit: int, above: int = -1) -> int:
-        """Bit mask of the unseen cards of ``suit`` (none for ``NO_SUIT``) higher than card ``above``."""
-        return self.unseen_bits & SUIT_BITS[suit] & ~((2 << above) - 1 if above >= 0 else 0)
-
     def beaten_by(self, seat: int, card: int, trump_fixed: bool, led_suit: int, prev_led: int) -> float:
         """Chance that ``seat``, playing later in the trick, can beat ``card``.
 
         Trump fixed (``card`` is a trump): any higher trump beats it. Otherwise ``card`` is of the
         led suit: a higher card of that suit beats it, and so does a void in the led suit when the
-        seat may hold a card of another suit than ``PL`` (it then fixes trump).
+        seat may hold a card of another suit than ``PL`` (it then fixes trump). The chance that the
+        seat holds none of some cards is ``(1 - share) ** (how many of them it may hold)``.
         """
-        higher = self._unseen_in(SUIT_OF[card], card)
+        allowed = self.allowed[seat]  # a subset of the unseen cards
+        keep = 1.0 - self.share[seat]
+        no_higher = keep ** (allowed & SUIT_BITS[SUIT_OF[card]] & ~((2 << card) - 1)).bit_count()
         if trump_fixed:
-            return 1.0 - self._none_of(seat, higher)
-        no_higher = self._none_of(seat, higher)
-        void = self._none_of(seat, self._unseen_in(led_suit))
-        can_trump = self.allowed[seat] & ~SUIT_BITS[led_suit] & ~SUIT_BITS[prev_led] & _CARD_MASK
+            return 1.0 - no_higher
+        void = keep ** (allowed & SUIT_BITS[led_suit]).bit_count()  # SUIT_BITS[NO_SUIT] is empty
+        can_trump = allowed & ~SUIT_BITS[led_suit] & ~SUIT_BITS[prev_led] & _CARD_MASK
         return 1.0 - no_higher + (void if can_trump else 0.0)
 
     def holds(self, card: int, later: list[int], trump_fixed: bool) -> float:

@@ -14,9 +14,11 @@ row                    what is timed
                        with one snapshot of the learner so ``self`` is drawn too) on the real training
                        environments: collecting the rollouts (policy forward passes, every opponent's
                        decisions, the rules engine, observation encoding) and the PPO updates
-``<game> ceiling``     the very same model and ``learn`` call on ``ZeroCostEnv``: the same observation
-                       and action spaces and the same mean episode length, but a step that only returns
-                       a constant observation -- what the training loop costs with a free environment
+``<game> ceiling``     the very same model and ``learn`` call on ``ZeroCostEnv`` (wrapped in SB3's
+                       ``Monitor`` like the real envs, which the loop needs for its episode statistics):
+                       the same observation and action spaces and the same mean episode length, but a
+                       step that only returns a constant observation -- what the training loop costs
+                       with a free environment
 =====================  ==================================================================================
 
 The ratio ``<game> / ceiling`` is the share of the free-environment speed that training keeps with the
@@ -105,6 +107,7 @@ class Row:
 
 
 def build_rows(game: str, rollouts: int) -> tuple[Row, Row, dict[str, Any]]:
+    from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import DummyVecEnv
 
     from train.pool import snapshot_of
@@ -120,7 +123,7 @@ def build_rows(game: str, rollouts: int) -> tuple[Row, Row, dict[str, Any]]:
     lengths = [info["l"] for info in model.ep_info_buffer] or [config.ppo.n_steps]
     episode_length = max(1, round(statistics.mean(lengths)))
     built = card_envs.make_game(game, **config.env_options)
-    ceiling_env = DummyVecEnv([lambda: ZeroCostEnv(built.observation_size, built.num_actions, episode_length)]
+    ceiling_env = DummyVecEnv([lambda: Monitor(ZeroCostEnv(built.observation_size, built.num_actions, episode_length))]
                               * config.n_envs)
     ceiling = new_model(config, ceiling_env, None)
     ceiling.learn(rollout)
