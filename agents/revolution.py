@@ -77,18 +77,8 @@ def players_after(view: RevolutionView) -> list[int]:
     return order[order.index(view.player) + 1:] if view.player in order else []
 
 
-def unseen_cards(view: RevolutionView) -> set[int]:
-    """Cards the player has not seen this hand: held by opponents or in the hidden trick pile."""
-    seen = set(view.hand)
-    seen.update(c for c in view.trick if c >= 0)
-    seen.update(c for c in view.prev_trick if c >= 0)
-    for record in view.recall:  # full_recall only
-        seen.update(record[1:5])
-    return set(range(52)) - seen
-
-
 def unseen_mask(view: RevolutionView) -> int:
-    """:func:`unseen_cards` as a bit mask."""
+    """Bit mask of the cards the player has not seen this hand: held by opponents or in the hidden trick pile."""
     seen = bits_of(view.hand) | _played_bits(view.trick) | _played_bits(view.prev_trick)
     for record in view.recall:  # full_recall only
         seen |= _played_bits(record[1:5])
@@ -114,7 +104,7 @@ class TableEstimate:
 
     def __init__(self, view: RevolutionView) -> None:
         self.view = view
-        self.unseen_bits = unseen_bits = unseen_mask(view)
+        unseen_bits = unseen_mask(view)
         limits = known_holding_limits(view)
         self.allowed = {s: limits.get(s, _CARD_MASK) & unseen_bits for s in range(4) if s != view.player}
         self.share = {s: min(view.hand_sizes[s] / max(mask.bit_count(), 1), 1.0) for s, mask in self.allowed.items()}

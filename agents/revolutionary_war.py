@@ -19,7 +19,7 @@ name              play
 from __future__ import annotations
 
 import math
-from functools import cache, lru_cache
+from functools import cache
 from math import comb
 
 from agents.base import Agent, Decision
@@ -74,26 +74,24 @@ class PotVersusCost(Agent):
         if not plays:
             return CONCEDE
         row = STRENGTH[_trump(view)]
-        action = min(plays, key=lambda a: row[a + 1] / 12 + self.future_weight * self._keep_value(view, a + 1))
+        keep = _keep_values(tuple(RANK_VALUE[c] for c in view.trump_stack[1:3]))
+        action = min(plays, key=lambda a: row[a + 1] / 12 + self.future_weight * keep[a + 1])
         rank = action + 1
         unseen = _unseen_ranks(view)
         beaters = sum(unseen[r] for r in range(1, 14) if row[r] >= row[rank])
         p_beaten = _chance_to_hold(sum(unseen), beaters, view.hand_sizes[1 - view.player])
         pot = len(view.played) + 1
-        refill = self._mean_keep_value(view, unseen) if view.deck_size else 0.0
-        cost = max(self._keep_value(view, rank) - refill, 0.0)
+        refill = _mean_keep_value(keep, unseen) if view.deck_size else 0.0
+        cost = max(keep[rank] - refill, 0.0)
         return CONCEDE if p_beaten * cost * self.cost_weight > pot else action
 
-    @staticmethod
-    def _keep_value(view: RevolutionaryWarView, rank: int) -> float:
-        return _keep_values(tuple(RANK_VALUE[c] for c in view.trump_stack[1:3]))[rank]
 
-    def _mean_keep_value(self, view: RevolutionaryWarView, unseen: list[int]) -> float:
-        total = sum(unseen)
-        if not total:
-            return 0.0
-        keep = _keep_values(tuple(RANK_VALUE[c] for c in view.trump_stack[1:3]))
-        return sum(unseen[r] * keep[r] for r in range(1, 14)) / total
+def _mean_keep_value(keep: tuple[float, ...], unseen: list[int]) -> float:
+    """Mean keep value of the unseen cards (what a card drawn next is worth later)."""
+    total = sum(unseen)
+    if not total:
+        return 0.0
+    return sum(unseen[r] * keep[r] for r in range(1, 14)) / total
 
 
 @cache
@@ -142,13 +140,16 @@ def endgame_position(view: RevolutionaryWarView) -> tuple[tuple, tuple, tuple, i
 
 def _after(action: int, mover: tuple, other: tuple, stack: tuple, last: int, pot: int, diff: int) -> float:
     """Final value for the player making ``action`` (the mover): score difference, +-0.5 on a tie (R16)."""
+    return final_value(diff, _outcome_of(action, mover, other, stack, last, pot, -math.inf, math.inf))
+
+
+def _outcome_of(action: int, mover: tuple, other: tuple, stack: tuple, last: int, pot: int,
+                alpha: float, beta: float) -> float:
+    """The mover's outcome (see :func:`final_value`) after ``action``, searched in the window (alpha, beta)."""
     if action == CONCEDE:
-        outcome = -_round_over(other, mover, stack, pot)
-    else:
-        hand = list(mover)
-        hand.remove(action + 1)
-        outcome = -_endgame(other, tuple(hand), stack, action + 1, pot + 1)
-    return final_value(diff, outcome)
+        return -_round_over(other, mover, stack, pot, -beta, -alpha)
+    index = mover.index(action + 1)
+    return -_endgame(other, mover[:index] + mover[index + 1:], stack, action + 1, pot + 1, -beta, -alpha)
 
 
 def final_value(diff: int, outcome: float) -> float:
@@ -167,33 +168,6 @@ def final_value(diff: int, outcome: float) -> float:
     return float(final) if final else (0.5 if outcome > 2 * gain else -0.5)
 
 
-def _round_over(capturer: tuple, loser: tuple, stack: tuple, pot: int) -> float:
-    """Outcome (see :func:`final_value`) for the capturer once the loser conceded (R9-R16, deck empty so no refill)."""
-    gain = pot + 1
-    stack = stack[1:]
-    if not stack or not (capturer or loser):  # R11
-        if not stack:
-            gain += len(capturer) - len(loser)  # R13
-        return 2 * gain + 0.5  # R16: the capturer took the last round
-    return 2 * gain + _endgame(capturer, loser, stack, 0, 0)
-
-
-@lru_cache(maxsize=400_000)
-def _endgame(mover: tuple, other: tuple, stack: tuple, last: int, pot: int) -> float:
-    """Minimax outcome for ``mover`` to act (``mover``/``other``: sorted rank values; see :func:`final_value`)."""
-    row = STRENGTH[stack[0]]
-    best = -_round_over(other, mover, stack, pot)
-    floor = row[last] if pot else -1
-    previous = -1
-    for index, rank in enumerate(mover):
-        if rank != previous and row[rank] >= floor:
-            value = -_endgame(other, mover[:index] + mover[index + 1:], stack, rank, pot + 1)
-            if value > best:
-                best = value
-        previous = rank
-    return best
-
-
 def best_endgame_move(legal: list[int], mover: tuple, other: tuple, stack: tuple, last: int, pot: int,
                       diff: int) -> int:
     """The first of ``legal`` with the highest :func:`_after` value, found by alpha-beta search.
@@ -204,12 +178,7 @@ def best_endgame_move(legal: list[int], mover: tuple, other: tuple, stack: tuple
     """
     best_action, threshold = legal[0], -math.inf
     for action in legal:
-        if action == CONCEDE:
-            outcome = -_round_over_ab(other, mover, stack, pot, -math.inf, -threshold)
-        else:
-            index = mover.index(action + 1)
-            outcome = -_search(other, mover[:index] + mover[index + 1:], stack, action + 1, pot + 1,
-                               -math.inf, -threshold)
+        outcome = _outcome_of(action, mover, other, stack, last, pot, threshold, math.inf)
         if outcome > threshold:
             best_action, threshold = action, _not_better_than(diff, outcome)
     return best_action
@@ -223,24 +192,25 @@ def _not_better_than(diff: int, outcome: float) -> float:
     return 2 * gain + 0.5  # same final difference: which side takes the last round changes nothing
 
 
-#: alpha-beta transposition table: position -> (lower bound, upper bound) of its outcome
+#: transposition table: position -> (lower bound, upper bound) of its outcome
 _BOUNDS: dict[tuple, tuple[float, float]] = {}
 _BOUNDS_LIMIT = 500_000
 
 
-def _round_over_ab(capturer: tuple, loser: tuple, stack: tuple, pot: int, alpha: float, beta: float) -> float:
-    """:func:`_round_over` with an alpha-beta window."""
+def _round_over(capturer: tuple, loser: tuple, stack: tuple, pot: int, alpha: float, beta: float) -> float:
+    """Outcome for the capturer once the loser conceded (R9-R16, deck empty so no refill), in a window."""
     gain = pot + 1
     stack = stack[1:]
     if not stack or not (capturer or loser):  # R11
         if not stack:
             gain += len(capturer) - len(loser)  # R13
-        return 2 * gain + 0.5  # R16
-    return 2 * gain + _search(capturer, loser, stack, 0, 0, alpha - 2 * gain, beta - 2 * gain)
+        return 2 * gain + 0.5  # R16: the capturer took the last round
+    return 2 * gain + _endgame(capturer, loser, stack, 0, 0, alpha - 2 * gain, beta - 2 * gain)
 
 
-def _search(mover: tuple, other: tuple, stack: tuple, last: int, pot: int, alpha: float, beta: float) -> float:
-    """Fail-soft negamax alpha-beta over the outcomes of :func:`_endgame` (same values inside the window)."""
+def _endgame(mover: tuple, other: tuple, stack: tuple, last: int, pot: int, alpha: float, beta: float) -> float:
+    """Fail-soft negamax alpha-beta: the outcome (see :func:`final_value`) for ``mover`` to act, exact when it
+    falls inside (alpha, beta), else a bound beyond the window (``mover``/``other``: sorted rank values)."""
     key = (mover, other, stack, last, pot)
     lower, upper = _BOUNDS.get(key, (-math.inf, math.inf))
     if lower >= beta or lower == upper:
@@ -250,14 +220,14 @@ def _search(mover: tuple, other: tuple, stack: tuple, last: int, pot: int, alpha
     alpha, beta = max(alpha, lower), min(beta, upper)
     start_alpha = alpha
     row = STRENGTH[stack[0]]
-    best = -_round_over_ab(other, mover, stack, pot, -beta, -alpha)
+    best = -_round_over(other, mover, stack, pot, -beta, -alpha)
     if best < beta:
         alpha = max(alpha, best)
         floor = row[last] if pot else -1
         previous = -1
         for index, rank in enumerate(mover):
             if rank != previous and row[rank] >= floor:
-                value = -_search(other, mover[:index] + mover[index + 1:], stack, rank, pot + 1, -beta, -alpha)
+                value = -_endgame(other, mover[:index] + mover[index + 1:], stack, rank, pot + 1, -beta, -alpha)
                 if value > best:
                     best = value
                     if best >= beta:
