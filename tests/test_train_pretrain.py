@@ -7,7 +7,7 @@ import numpy as np
 import card_envs
 from train.config import config_from_dict
 from train.pretrain import collect, fit
-from train.trainer import make_vec_env, new_model
+from train.trainer import make_vec_env, new_model, warm_start
 
 GAME = "revolutionary_war_v0"
 
@@ -51,3 +51,36 @@ def test_cloning_a_deterministic_teacher_reproduces_its_choices_on_new_positions
     fresh = collect(game, "heuristic:cheapest", games=15, seed=99)
     predicted, _ = model.predict(fresh.observations, action_masks=fresh.masks, deterministic=True)
     assert np.mean(predicted == fresh.actions) > 0.85
+
+
+def test_dagger_plays_the_students_choices_and_records_the_teachers():
+    # a student that always concedes (RW action 13, R7: always legal) is asked at every decision and its
+    # concessions are played, yet every recorded label is the teacher's, who concedes only when forced
+    game = card_envs.make_game(GAME)
+    asked = []
+
+    def conceder(observation, mask):
+        asked.append(observation)
+        return 13
+
+    data = collect(game, "heuristic:cheapest", games=30, seed=2, student=conceder)
+    assert len(asked) == len(data)
+    assert all((action == 13) == (mask.sum() == 1) for mask, action in zip(data.masks, data.actions, strict=True))
+    assert data.student_agreement == 0.0  # where it had a choice, the student never did what the teacher did
+    teacher_played = collect(game, "heuristic:cheapest", games=30, seed=2)
+    assert teacher_played.student_agreement is None
+    assert np.array_equal(data.observations[0], teacher_played.observations[0])  # the same first deal
+    assert not np.array_equal(data.observations[:5], teacher_played.observations[:5])  # then other positions
+
+
+def test_dagger_rounds_refit_on_the_students_positions_and_report_its_agreement():
+    config = config_from_dict({"game": GAME, "n_envs": 1, "ppo": {"net_arch": [64, 64], "n_steps": 64,
+                                                                   "batch_size": 64},
+                               "pretrain": {"teacher": "heuristic:cheapest", "games": 60, "epochs": 10,
+                                            "learning_rate": 3e-3, "dagger_rounds": 2, "dagger_games": 40}})
+    model = new_model(config, make_vec_env(config, []), None)
+    stats = warm_start(config, model, progress=False)
+    assert len(stats["student_agreement"]) == 2
+    assert all(0.8 < share <= 1.0 for share in stats["student_agreement"])
+    first_only = collect(card_envs.make_game(GAME), "heuristic:cheapest", games=60, seed=0)
+    assert stats["decisions"] > len(first_only) + 2 * 40 * 40  # the students' games were added to the data

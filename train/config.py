@@ -28,7 +28,9 @@ key                         meaning
 ``ppo.*``                   MaskablePPO hyper-parameters (see :class:`PPOConfig`)
 ``pretrain.teacher``        imitation warm start from this player (e.g. ``heuristic:endgame``), or
                             ``null``; ``pretrain.games`` episodes, ``epochs``, ``batch_size``,
-                            ``learning_rate``, ``value_weight`` (see ``train/pretrain.py``)
+                            ``learning_rate``, ``value_weight``; then ``dagger_rounds`` of
+                            ``dagger_games`` games played by the student, labelled by the teacher,
+                            refitting ``dagger_epochs`` (see ``train/pretrain.py``)
 ``eval.interval``           learner decisions between evaluations (0: only at the end)
 ``eval.games``              games against each baseline at every evaluation
 ``eval.final_games``        games against each baseline in the final summary
@@ -122,11 +124,20 @@ class PretrainConfig:
     batch_size: int = 256
     learning_rate: float = 1e-3
     value_weight: float = 0.5
+    #: DAgger rounds after the first fit: the student plays ``dagger_games`` games in every seat, the
+    #: teacher labels each position it reaches, and the policy refits on all data for ``dagger_epochs``
+    dagger_rounds: int = 0
+    dagger_games: int = 1000
+    dagger_epochs: int = 2
 
     def validate(self) -> None:
         _positive("pretrain.games", self.games)
         _positive("pretrain.epochs", self.epochs)
         _positive("pretrain.batch_size", self.batch_size)
+        _positive("pretrain.dagger_games", self.dagger_games)
+        _positive("pretrain.dagger_epochs", self.dagger_epochs)
+        if self.dagger_rounds < 0:
+            raise ConfigError(f"pretrain.dagger_rounds must be >= 0, got {self.dagger_rounds}")
         if self.learning_rate <= 0:
             raise ConfigError(f"pretrain.learning_rate must be > 0, got {self.learning_rate}")
         if self.value_weight < 0:

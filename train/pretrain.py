@@ -13,6 +13,15 @@ for ``pretrain.epochs`` passes with Adam. The teacher reads only its seat's view
 recording every seat gives N decisions per decision's worth of teacher time in an N-player game.
 This is behaviour cloning, the usual warm start of game-playing RL (AlphaGo, AlphaStar); PPO then
 starts from the teacher's level with a value function that already knows what positions are worth.
+
+A clone that agrees with its teacher on 95% of the teacher's own positions can still play far worse:
+its first mistake leads to positions the teacher never reached, where it errs more, and a game has
+tens of decisions. ``pretrain.dagger_rounds`` corrects this with DAgger (Ross, Gordon & Bagnell 2011):
+in each round the *student* plays every seat, the teacher still watches every decision (so a teacher
+with memory keeps it) and labels each position with its own choice, and the policy refits on all the
+data gathered so far. Each round reports ``student_agreement``: how often, on the positions the student
+itself reached and where it had a choice, it did what the teacher would have done -- the figure that
+predicts how well the clone plays.
 """
 
 from __future__ import annotations
@@ -37,13 +46,27 @@ class Demonstrations:
     actions: np.ndarray
     returns: np.ndarray
 
+    #: DAgger rounds: how often the student's played choice, where it had one, was the teacher's
+    student_agreement: float | None = None
+
     def __len__(self) -> int:
         return len(self.actions)
 
+    def __add__(self, other: Demonstrations) -> Demonstrations:
+        return Demonstrations(*(np.concatenate([getattr(self, name), getattr(other, name)])
+                                for name in ("observations", "masks", "actions", "returns")))
+
+
+Student = Callable[[np.ndarray, np.ndarray], int]  #: (observation, mask) -> action
+
 
 def collect(game: Game, teacher_spec: str, games: int, seed: int,
-            progress: Callable[[int], None] | None = None) -> Demonstrations:
-    """Play ``games`` games of ``game`` with the teacher in every seat; record every decision."""
+            progress: Callable[[int], None] | None = None, student: Student | None = None) -> Demonstrations:
+    """Play ``games`` games of ``game`` with the teacher in every seat; record every decision.
+
+    With ``student``, the student's choice is played instead and the teacher's is recorded (DAgger).
+    """
+    agreed = choices = 0
     teachers = [make_agent(game.name, teacher_spec, seed=seed * 1_000 + seat) for seat in range(game.num_players)]
     rng = np.random.default_rng(seed)
     observations, masks, actions, returns = [], [], [], []
@@ -60,13 +83,32 @@ def collect(game: Game, teacher_spec: str, games: int, seed: int,
             masks.append(decision.mask)
             actions.append(action)
             earned_before.append((player, state.cumulative[player]))
+            if student is not None:
+                played = student(decision.observation, masks[-1])
+                if len(decision.legal_actions) > 1:
+                    choices += 1
+                    agreed += played == action
+                action = played
             state.apply(action)
         final = state.returns()
         returns.extend(final[seat] - before for seat, before in earned_before)  # undiscounted return-to-go
         if progress is not None:
             progress(1)
     return Demonstrations(np.asarray(observations, np.float32), np.asarray(masks, np.int8),
-                          np.asarray(actions, np.int64), np.asarray(returns, np.float32))
+                          np.asarray(actions, np.int64), np.asarray(returns, np.float32),
+                          agreed / max(choices, 1) if student is not None else None)
+
+
+def greedy_student(policy: torch.nn.Module) -> Student:
+    """The most probable legal action of an SB3 ``MaskableActorCriticPolicy``, one position at a time."""
+
+    def act(observation: np.ndarray, mask: np.ndarray) -> int:
+        with torch.no_grad():
+            latent = policy.mlp_extractor.forward_actor(policy.extract_features(torch.as_tensor(observation[None])))
+            logits = policy.action_net(latent)[0].numpy()
+        return int(np.flatnonzero(mask)[np.argmax(logits[mask == 1])])
+
+    return act
 
 
 def fit(policy: torch.nn.Module, data: Demonstrations, *, epochs: int, batch_size: int, learning_rate: float,
@@ -101,4 +143,4 @@ def fit(policy: torch.nn.Module, data: Demonstrations, *, epochs: int, batch_siz
     return stats
 
 
-__all__ = ["Demonstrations", "collect", "fit"]
+__all__ = ["Demonstrations", "Student", "collect", "fit", "greedy_student"]

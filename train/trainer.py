@@ -54,7 +54,7 @@ from train.checkpoint import (
 )
 from train.config import TrainConfig, config_from_dict
 from train.pool import SELF, OpponentPool, policy_net_of
-from train.pretrain import collect, fit
+from train.pretrain import Demonstrations, collect, fit, greedy_student
 
 CHECKPOINT_NAME = "checkpoint.zip"
 #: config keys a resumed run may change; everything else must match the checkpoint's config
@@ -308,6 +308,10 @@ class Summary:
         if self.pretrain:
             lines += [f"Warm start: imitation of {self.pretrain['teacher']} over {self.pretrain['decisions']:,} "
                       f"decisions (agreement {self.pretrain['accuracy']:.3f}).", ""]
+            rounds = self.pretrain.get("student_agreement")
+            if rounds:
+                lines[-2] += (" DAgger: in each round, the share of its own positions where the student chose as "
+                              f"the teacher would: {', '.join(f'{share:.3f}' for share in rounds)}.")
         lines += [
             "| trained agent vs field of | seats | games | win rate [95% CI] | fair share | CI above fair share | "
             "mean return |",
@@ -391,26 +395,41 @@ def initialize_from(model: MaskablePPO, config: TrainConfig, path: str) -> None:
 
 
 def warm_start(config: TrainConfig, model: MaskablePPO, progress: bool) -> dict[str, Any]:
-    """Imitation of ``pretrain.teacher`` before PPO (train/pretrain.py); returns its statistics."""
+    """Imitation of ``pretrain.teacher`` before PPO, then its DAgger rounds (train/pretrain.py); its statistics."""
     settings = config.pretrain
     game = card_envs.make_game(config.game, **config.env_options)
     bar = None
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=settings.games, unit="game", desc=f"{config.game}: teacher {settings.teacher}",
-                   file=sys.stderr, dynamic_ncols=True, mininterval=0.5)
+        bar = tqdm(total=settings.games + settings.dagger_rounds * settings.dagger_games, unit="game",
+                   desc=f"{config.game}: teacher {settings.teacher}", file=sys.stderr, dynamic_ncols=True,
+                   mininterval=0.5)
+
+    def fitted(data: Demonstrations, epochs: int) -> dict[str, float]:
+        if bar is not None:
+            bar.set_postfix_str(f"{len(data):,} decisions; fitting {epochs} epochs")
+            bar.refresh()
+        return fit(model.policy, data, epochs=epochs, batch_size=settings.batch_size,
+                   learning_rate=settings.learning_rate, value_weight=settings.value_weight, seed=config.seed)
+
     started = time.perf_counter()
-    data = collect(game, settings.teacher, settings.games, seed=config.seed, progress=bar.update if bar else None)
-    if bar is not None:
-        bar.set_postfix_str(f"{len(data):,} decisions; fitting {settings.epochs} epochs")
-        bar.refresh()
-    stats = fit(model.policy, data, epochs=settings.epochs, batch_size=settings.batch_size,
-                learning_rate=settings.learning_rate, value_weight=settings.value_weight, seed=config.seed)
+    update = bar.update if bar else None
+    data = collect(game, settings.teacher, settings.games, seed=config.seed, progress=update)
+    stats = fitted(data, settings.epochs)
+    student_agreement = []
+    for round_ in range(1, settings.dagger_rounds + 1):
+        played = collect(game, settings.teacher, settings.dagger_games, seed=config.seed + 7_919 * round_,
+                         progress=update, student=greedy_student(model.policy))
+        student_agreement.append(played.student_agreement)
+        data = data + played
+        stats = fitted(data, settings.dagger_epochs)
     if bar is not None:
         bar.set_postfix_str(f"{len(data):,} decisions; agreement {stats['accuracy']:.3f}")
         bar.close()
-    return {"teacher": settings.teacher, "decisions": len(data), "seconds": time.perf_counter() - started, **stats}
+    dagger = {"student_agreement": student_agreement} if student_agreement else {}
+    return {"teacher": settings.teacher, "decisions": len(data), "seconds": time.perf_counter() - started,
+            **stats, **dagger}
 
 
 def _resume_state(config: TrainConfig, path: Path) -> tuple[TrainConfig, RunState, list[Snapshot], bytes]:
