@@ -64,6 +64,8 @@ def test_defaults_fill_every_key_but_the_game():
     (minimal(pretrain={"teacher": "heuristic:nobody"}), "unknown agent 'heuristic:nobody'"),
     (minimal(pretrain={"games": 0}), "pretrain.games must be >= 1"),
     (minimal(pretrain={"value_weight": -1.0}), "pretrain.value_weight must be >= 0"),
+    (minimal(pretrain={"dagger_rounds": -1}), "pretrain.dagger_rounds must be >= 0"),
+    (minimal(pretrain={"dagger_games": 0}), "pretrain.dagger_games must be >= 1"),
 ])
 def test_bad_configs_are_clear_errors(data, match):
     with pytest.raises(ConfigError, match=match):
