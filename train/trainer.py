@@ -406,9 +406,10 @@ def warm_start(config: TrainConfig, model: MaskablePPO, progress: bool) -> dict[
                    desc=f"{config.game}: teacher {settings.teacher}", file=sys.stderr, dynamic_ncols=True,
                    mininterval=0.5)
 
-    def fitted(data: Demonstrations, epochs: int) -> dict[str, float]:
+    def fitted(data: Demonstrations, epochs: int, last_round: Demonstrations | None = None) -> dict[str, float]:
         if bar is not None:
-            bar.set_postfix_str(f"{len(data):,} decisions; fitting {epochs} epochs")
+            played = "" if last_round is None else f"student chose as teacher {last_round.student_agreement:.3f}; "
+            bar.set_postfix_str(f"{played}{len(data):,} decisions; fitting {epochs} epochs")
             bar.refresh()
         return fit(model.policy, data, epochs=epochs, batch_size=settings.batch_size,
                    learning_rate=settings.learning_rate, value_weight=settings.value_weight, seed=config.seed)
@@ -423,7 +424,7 @@ def warm_start(config: TrainConfig, model: MaskablePPO, progress: bool) -> dict[
                          progress=update, student=greedy_student(model.policy))
         student_agreement.append(played.student_agreement)
         data = data + played
-        stats = fitted(data, settings.dagger_epochs)
+        stats = fitted(data, settings.dagger_epochs, played)
     if bar is not None:
         bar.set_postfix_str(f"{len(data):,} decisions; agreement {stats['accuracy']:.3f}")
         bar.close()
