@@ -139,12 +139,12 @@ def endgame_position(view: RevolutionaryWarView) -> tuple[tuple, tuple, tuple, i
 
 
 def _after(action: int, mover: tuple, other: tuple, stack: tuple, last: int, pot: int, diff: int) -> float:
-    """Final value for the player making ``action`` (the mover): score difference, +-0.5 on a tie (R16)."""
-    return final_value(diff, _outcome_of(action, mover, other, stack, last, pot, -math.inf, math.inf))
+    """Final value for the player making ``action`` (the mover): score difference, +-0.5 on a tie (R16).
+    ``last`` is part of the position only to bound which actions are legal; it does not change a legal one's value."""
+    return final_value(diff, _outcome_of(action, mover, other, stack, pot, -math.inf, math.inf))
 
 
-def _outcome_of(action: int, mover: tuple, other: tuple, stack: tuple, last: int, pot: int,
-                alpha: float, beta: float) -> float:
+def _outcome_of(action: int, mover: tuple, other: tuple, stack: tuple, pot: int, alpha: float, beta: float) -> float:
     """The mover's outcome (see :func:`final_value`) after ``action``, searched in the window (alpha, beta)."""
     if action == CONCEDE:
         return -_round_over(other, mover, stack, pot, -beta, -alpha)
@@ -178,7 +178,7 @@ def best_endgame_move(legal: list[int], mover: tuple, other: tuple, stack: tuple
     """
     best_action, threshold = legal[0], -math.inf
     for action in legal:
-        outcome = _outcome_of(action, mover, other, stack, last, pot, threshold, math.inf)
+        outcome = _outcome_of(action, mover, other, stack, pot, threshold, math.inf)
         if outcome > threshold:
             best_action, threshold = action, _not_better_than(diff, outcome)
     return best_action

@@ -306,12 +306,13 @@ class Summary:
             "",
         ]
         if self.pretrain:
-            lines += [f"Warm start: imitation of {self.pretrain['teacher']} over {self.pretrain['decisions']:,} "
-                      f"decisions (agreement {self.pretrain['accuracy']:.3f}).", ""]
+            warm = (f"Warm start: imitation of {self.pretrain['teacher']} over {self.pretrain['decisions']:,} "
+                    f"decisions (agreement {self.pretrain['accuracy']:.3f}).")
             rounds = self.pretrain.get("student_agreement")
             if rounds:
-                lines[-2] += (" DAgger: in each round, the share of its own positions where the student chose as "
-                              f"the teacher would: {', '.join(f'{share:.3f}' for share in rounds)}.")
+                warm += (" DAgger: in each round, the share of its own positions where the student chose as "
+                         f"the teacher would: {', '.join(f'{share:.3f}' for share in rounds)}.")
+            lines += [warm, ""]
         lines += [
             "| trained agent vs field of | seats | games | win rate [95% CI] | fair share | CI above fair share | "
             "mean return |",
