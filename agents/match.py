@@ -167,12 +167,12 @@ def contest(name: str, agent: str, opponent: str, games: int, *, seed: int = 0, 
     if workers > 1:
         with ProcessPoolExecutor(workers) as pool:
             for part in pool.map(_chunk, jobs):
-                totals = [a + b for a, b in zip(totals, part)]
+                totals = [a + b for a, b in zip(totals, part, strict=True)]
                 bar.update(part[4])
     else:
         for job in jobs:
             part = _chunk(job)
-            totals = [a + b for a, b in zip(totals, part)]
+            totals = [a + b for a, b in zip(totals, part, strict=True)]
             bar.update(part[4])
     bar.close()
     wins, shared, opponent_wins, nobody, played, total_return = totals

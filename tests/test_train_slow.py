@@ -20,7 +20,8 @@ def test_a_short_run_from_scratch_learns_to_beat_the_random_player(tmp_path):
     command = [sys.executable, "-m", "train", "--config", "configs/revolutionary_war.yaml", "--no-progress",
                "--set", "total_timesteps=60000", "--set", "pretrain.teacher=null", "--set", f"run_dir={run_dir}",
                "--set", "pool.weights={random: 1.0, self: 1.0}", "--set", "eval.interval=0",
-               "--set", "eval.opponents=[random]", "--set", "eval.final_games=400", "--set", "checkpoint_interval=20000"]
+               "--set", "eval.opponents=[random]", "--set", "eval.final_games=400",
+               "--set", "checkpoint_interval=20000"]
     finished = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=3600)
     assert finished.returncode == 0, finished.stderr
     summary = json.loads((run_dir / "summary.json").read_text())
