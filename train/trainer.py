@@ -315,13 +315,14 @@ class Summary:
             lines += [warm, ""]
         lines += [
             "| trained agent vs field of | seats | games | win rate [95% CI] | fair share | CI above fair share | "
-            "mean return |",
-            "|---|---|---|---|---|---|---|",
+            "won by the field | no winner | mean return |",
+            "|---|---|---|---|---|---|---|---|---|",
         ]
         for r in self.results:
             low, high = r.interval
             lines.append(f"| {r.opponent} | {seats} | {r.games} | {r.win_rate:.3f} [{low:.3f}, {high:.3f}] | "
-                         f"{1 / seats:.3f} | {'yes' if low > 1 / seats else 'no'} | {r.mean_return:+.3f} |")
+                         f"{1 / seats:.3f} | {'yes' if low > 1 / seats else 'no'} | {r.opponent_wins / r.games:.3f} | "
+                         f"{r.nobody / r.games:.3f} | {r.mean_return:+.3f} |")
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
