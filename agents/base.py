@@ -9,7 +9,7 @@ observation vector and mask that a learned policy reads. Agents never see the st
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -20,30 +20,36 @@ from card_envs.core.engine import Game, GameState
 class Decision:
     """One decision of one seat. ``observation`` and ``mask`` are built only when read."""
 
-    __slots__ = ("game", "player", "view", "legal_actions", "_observation", "_sampler")
+    __slots__ = ("game", "player", "view", "legal_actions", "_observation", "_position")
 
     def __init__(self, game: Game, player: int, view: Any, legal_actions: Sequence[int],
-                 sampler: Callable[[int, np.random.Generator], GameState] | None = None) -> None:
+                 position: GameState | None = None) -> None:
         self.game = game
         self.player = player
         self.view = view
         self.legal_actions = tuple(legal_actions)
         self._observation: np.ndarray | None = None
-        self._sampler = sampler
+        self._position = position  #: only its samplers are used (an agent never reads the state)
 
     @classmethod
     def of(cls, state: GameState) -> Decision:
         """The decision facing ``state.current_player``."""
         player = state.current_player
-        return cls(state.game, player, state.view(player), state.legal_actions(), state.sample_hidden)
+        return cls(state.game, player, state.view(player), state.legal_actions(), state)
 
-    def sample_state(self, rng: np.random.Generator) -> GameState:
+    def sample_state(self, rng: np.random.Generator, *, remember: bool = False) -> GameState:
         """A full state consistent with this player's view, every hidden card redrawn at random
         (a determinization for search). It reveals nothing the view does not: the tests check that
-        ``sample_hidden`` keeps the view and redraws what is hidden."""
-        if self._sampler is None:
-            raise RuntimeError("this decision was built without a state sampler (use Decision.of(state))")
-        return self._sampler(self.player, rng)
+        ``sample_hidden`` keeps the view and redraws what is hidden.
+
+        ``remember=True``: consistent with what the player would remember of the episode instead
+        (``GameState.sample_remembered``; the sample is a state of ``game.with_perfect_recall()``).
+        """
+        if self._position is None:
+            raise RuntimeError("this decision was built without its position (use Decision.of(state))")
+        if remember:
+            return self._position.sample_remembered(self.player, rng)
+        return self._position.sample_hidden(self.player, rng)
 
     @property
     def observation(self) -> np.ndarray:

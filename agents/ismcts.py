@@ -3,8 +3,13 @@
 Single-observer ISMCTS with determinization (Cowling, Powley & Whitehouse, "Information Set Monte
 Carlo Tree Search", IEEE TCIAIG 2012): one tree over the acting player's information sets, keyed by
 action sequences. Every simulation draws a *determinization* -- a full state in which everything the
-player cannot see is redrawn consistently with its view (``Decision.sample_state``, i.e. the game's
-``sample_hidden``) -- and walks the tree restricted to the actions legal in that determinization:
+player cannot see is redrawn consistently with what it has seen (``Decision.sample_state``, i.e. the
+game's ``sample_hidden``) -- and walks the tree restricted to the actions legal in that determinization.
+The searching player has perfect memory (``Game.with_perfect_recall``): in a game whose views forget
+(Revolution without ``full_recall`` shows only the previous trick), it still knows every card played
+earlier in the hand, as the rule-based players that count cards do, and the determinizations are states
+of the remembering game, so the rule-based players acting in them (rollouts, ``opponents=policy``)
+remember the hand too instead of playing without memory. Each simulation:
 
 1. **select** with UCB1 over *available* children (a child's exploration term counts the simulations
    in which its action was legal, not its parent's visits -- the paper's availability counts);
@@ -321,7 +326,7 @@ class ISMCTSAgent(Agent):
         done = 0
         while done < budget:
             policy.reset()
-            self._simulate(root, decision.sample_state(self.rng), decision.player, policy, evaluate)
+            self._simulate(root, decision.sample_state(self.rng, remember=True), decision.player, policy, evaluate)
             done += 1
             if deadline != math.inf and time.perf_counter() >= deadline:
                 break

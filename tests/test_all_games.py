@@ -270,6 +270,57 @@ def test_observation_ignores_hidden_cards(name, data):
     assert changed, "sample_hidden never moved a hidden card: the check would be vacuous"
 
 
+@pytest.mark.parametrize("name", NAMES)
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_remembered_samples_keep_what_a_player_with_memory_has_seen(name, data):
+    """``sample_remembered`` (search's determinizations): the sample keeps the player's view under the
+    perfect-recall game -- everything seen this episode -- and is a state of that game. Where the views
+    already show everything (``with_perfect_recall()`` is the game), it is ``sample_hidden`` itself."""
+    game_class = card_envs.make_game(name).__class__
+    config = data.draw(st.sampled_from(game_class.variant_configs()), label="config")
+    seed = data.draw(st.integers(0, 2**32 - 1), label="seed")
+    game = card_envs.make_game(name, **config)
+    remembering = game.with_perfect_recall()
+    assert remembering.with_perfect_recall() is remembering
+    state = new_state(game, seed)
+    for position in random_playout(state, np.random.default_rng(seed)):
+        for player in range(game.num_players):
+            sample = position.sample_remembered(player, np.random.default_rng([seed, player]))
+            assert sample.game is remembering
+            seen = position.clone()
+            seen.game = remembering
+            assert sample.view(player) == seen.view(player)
+            assert composition(sample) == composition(position)
+            if remembering is game:
+                same_draws = position.sample_hidden(player, np.random.default_rng([seed, player]))
+                assert sample.to_dict() == same_draws.to_dict()
+
+
+def test_revolution_remembered_samples_keep_the_earlier_tricks():  # spec 7.3: what perfect memory knows
+    """Without ``full_recall`` a plain sample may redeal the cards of earlier tricks (the view no longer
+    shows them); a remembered one never does, and rule-based players acting in it see the hand so far."""
+    from agents.base import Decision
+
+    game = card_envs.make_game("revolution_v0")
+    rng = np.random.default_rng(0)
+    state = new_state(game, 3)
+    while state.trick_number < 5:
+        legal = state.legal_actions()
+        state.apply(legal[int(rng.integers(len(legal)))])
+    earlier = [record[1:5] for record in state.hand_log[:-1]]
+    assert earlier, "needs completed tricks before the previous one"
+    decision = Decision.of(state)
+    plain_moved = 0
+    for _ in range(20):
+        remembered = decision.sample_state(rng, remember=True)
+        assert [record[1:5] for record in remembered.hand_log[:-1]] == earlier
+        assert Decision.of(remembered).view.recall  # the agents acting in the sample remember the hand
+        plain = decision.sample_state(rng)
+        plain_moved += [record[1:5] for record in plain.hand_log[:-1]] != earlier
+    assert plain_moved, "the plain samples never redealt an earlier trick: the contrast would be vacuous"
+
+
 # -- documentation agrees with the spaces -------------------------------------------------------------
 
 

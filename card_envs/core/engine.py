@@ -91,6 +91,14 @@ class Game(ABC):
     def _encoding_module(self) -> Any:
         return importlib.import_module(f"{type(self).__module__.rsplit('.', 1)[0]}.encoding")
 
+    def with_perfect_recall(self) -> Game:
+        """This game as seen by players with perfect memory: the same rules, with views that show
+        everything a seat has seen so far in the episode. By default ``self``: the views already
+        show it. A game whose default views forget (Revolution without ``full_recall``, spec 7.3)
+        returns its variant that remembers. Search uses it so that a searching player, and the
+        rule-based players it models, know what a player at the table would remember."""
+        return self
+
     @classmethod
     def variant_configs(cls) -> list[dict[str, Any]]:
         """Configurations that together exercise every option (tests and benchmarks sweep them)."""
@@ -170,6 +178,18 @@ class GameState(ABC):
         """A copy in which everything ``player`` cannot see is redrawn at random, consistently
         with ``view(player)``: the copy's ``view(player)`` equals this one's. Future chance
         (the generator) is reseeded from ``rng``. Used by the no-leak tests and by search."""
+
+    def sample_remembered(self, player: int, rng: np.random.Generator) -> GameState:
+        """As :meth:`sample_hidden`, for a ``player`` with perfect memory: the copy keeps what
+        ``view(player)`` shows under ``game.with_perfect_recall()``, and is a state of that game, so
+        agents acting in it remember too. The same as ``sample_hidden`` when the views already show
+        everything seen."""
+        remembering = self.game.with_perfect_recall()
+        if remembering is self.game:
+            return self.sample_hidden(player, rng)
+        seen_by_memory = self.clone()
+        seen_by_memory.game = remembering
+        return seen_by_memory.sample_hidden(player, rng)
 
     # -- shared ---------------------------------------------------------------------------------
 

@@ -822,6 +822,15 @@ class Revolution(Game):
         self._encode = encoding.encode_recall if self.config.full_recall else encoding.encode
         #: R23: decisions before truncation (a bound never reached without ``max_steps``)
         self.step_limit = self.config.max_steps if self.config.max_steps is not None else 1 << 62
+        self._remembering: Revolution | None = None
+
+    def with_perfect_recall(self) -> Revolution:
+        """This game with ``full_recall``: what a player who remembers the hand knows (spec 7.3)."""
+        if self.config.full_recall:
+            return self
+        if self._remembering is None:
+            self._remembering = type(self)(**{**self.config.to_dict(), "full_recall": True})
+        return self._remembering
 
     @property
     def num_players(self) -> int:
