@@ -66,6 +66,10 @@ def test_defaults_fill_every_key_but_the_game():
     (minimal(pretrain={"value_weight": -1.0}), "pretrain.value_weight must be >= 0"),
     (minimal(pretrain={"dagger_rounds": -1}), "pretrain.dagger_rounds must be >= 0"),
     (minimal(pretrain={"dagger_games": 0}), "pretrain.dagger_games must be >= 1"),
+    (minimal(pretrain={"teacher": "heuristic:pot", "mix": {"heuristic:nobody": 0.1}}),
+     "pretrain.mix: unknown agent 'heuristic:nobody'"),
+    (minimal(pretrain={"mix": {"random": 1.5}}), "pretrain.mix.random must be a chance between 0 and 1"),
+    (minimal(pretrain={"mix": {"random": 0.6, "heuristic:pot": 0.6}}), "must add up to at most 1, got 1.2"),
 ])
 def test_bad_configs_are_clear_errors(data, match):
     with pytest.raises(ConfigError, match=match):

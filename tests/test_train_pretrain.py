@@ -84,3 +84,27 @@ def test_dagger_rounds_refit_on_the_students_positions_and_report_its_agreement(
     assert all(0.8 < share <= 1.0 for share in stats["student_agreement"])
     first_only = collect(card_envs.make_game(GAME), "heuristic:cheapest", games=60, seed=0)
     assert stats["decisions"] > len(first_only) + 2 * 40 * 40  # the students' games were added to the data
+
+
+def test_mixed_in_players_play_their_seats_unrecorded():
+    game = card_envs.make_game(GAME)
+    assert len(collect(game, "heuristic:cheapest", games=5, seed=3, mix={"random": 1.0})) == 0
+    alone = collect(game, "heuristic:cheapest", games=40, seed=3)
+    mixed = collect(game, "heuristic:cheapest", games=40, seed=3, mix={"random": 0.5})
+    # about half the seats are random's, and only the teacher's half is recorded
+    assert 0.3 * len(alone) < len(mixed) < 0.7 * len(alone)
+    # every recorded label is still the teacher's (it concedes only when forced; random concedes often)
+    assert all((action == 13) == (mask.sum() == 1) for mask, action in zip(mixed.masks, mixed.actions, strict=True))
+
+
+def test_dagger_rounds_seat_the_mixed_in_players_too():
+    game = card_envs.make_game(GAME)
+    asked = []
+
+    def student(observation, mask):
+        asked.append(observation)
+        return int(np.flatnonzero(mask)[0])
+
+    data = collect(game, "heuristic:cheapest", games=30, seed=5, student=student, mix={"random": 0.5})
+    assert 0 < len(asked) == len(data)  # the student is asked only in its own, recorded seats
+    assert len(data) < 0.7 * len(collect(game, "heuristic:cheapest", games=30, seed=5, student=student))

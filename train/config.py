@@ -30,7 +30,8 @@ key                         meaning
                             ``null``; ``pretrain.games`` episodes, ``epochs``, ``batch_size``,
                             ``learning_rate``, ``value_weight``; then ``dagger_rounds`` of
                             ``dagger_games`` games played by the student, labelled by the teacher,
-                            refitting ``dagger_epochs`` (see ``train/pretrain.py``)
+                            refitting ``dagger_epochs``; ``mix``: other players seated in those
+                            games, agent spec -> chance per seat (see ``train/pretrain.py``)
 ``eval.interval``           learner decisions between evaluations (0: only at the end)
 ``eval.games``              games against each baseline at every evaluation
 ``eval.final_games``        games against each baseline in the final summary
@@ -129,6 +130,9 @@ class PretrainConfig:
     dagger_rounds: int = 0
     dagger_games: int = 1000
     dagger_epochs: int = 2
+    #: other players seated in the demonstration games: agent spec -> chance that a seat is theirs (the
+    #: rest are the teacher's, or the student's in DAgger rounds); their decisions are not recorded
+    mix: dict[str, float] = field(default_factory=dict)
 
     def validate(self) -> None:
         _positive("pretrain.games", self.games)
@@ -142,6 +146,11 @@ class PretrainConfig:
             raise ConfigError(f"pretrain.learning_rate must be > 0, got {self.learning_rate}")
         if self.value_weight < 0:
             raise ConfigError(f"pretrain.value_weight must be >= 0, got {self.value_weight}")
+        for name, chance in self.mix.items():
+            if not 0 <= chance <= 1:
+                raise ConfigError(f"pretrain.mix.{name} must be a chance between 0 and 1, got {chance}")
+        if sum(self.mix.values()) > 1:
+            raise ConfigError(f"pretrain.mix chances must add up to at most 1, got {sum(self.mix.values()):g}")
 
 
 @dataclass
@@ -211,6 +220,10 @@ class TrainConfig:
             from agents.registry import make_agent
 
             make_agent(self.game, self.pretrain.teacher)  # an unknown teacher fails here
+            for name in self.pretrain.mix:
+                if name not in baselines:
+                    raise ConfigError(f"pretrain.mix: unknown agent {name!r} for {self.game}; "
+                                      f"known: {', '.join(baselines)}")
         self.pool.validate()
         self.ppo.validate()
         self.pretrain.validate()

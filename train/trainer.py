@@ -418,12 +418,12 @@ def warm_start(config: TrainConfig, model: MaskablePPO, progress: bool) -> dict[
 
     started = time.perf_counter()
     update = bar.update if bar else None
-    data = collect(game, settings.teacher, settings.games, seed=config.seed, progress=update)
+    data = collect(game, settings.teacher, settings.games, seed=config.seed, progress=update, mix=settings.mix)
     stats = fitted(data, settings.epochs)
     student_agreement = []
     for round_ in range(1, settings.dagger_rounds + 1):
         played = collect(game, settings.teacher, settings.dagger_games, seed=config.seed + 7_919 * round_,
-                         progress=update, student=greedy_student(model.policy))
+                         progress=update, student=greedy_student(model.policy), mix=settings.mix)
         student_agreement.append(played.student_agreement)
         data = data + played
         stats = fitted(data, settings.dagger_epochs, played)
