@@ -39,6 +39,7 @@ from card_envs.revolution.rules import (
     RevolutionView,
     bits_of,
     known_holding_limits,
+    recall_limits,
 )
 
 ACE = 12  # rank value of an ace
@@ -61,13 +62,14 @@ def winning_card(view: RevolutionView) -> int:
     return max(cards, default=-1)
 
 
-def wins_now(view: RevolutionView, card: int) -> bool:
-    """Would ``card``, played by the acting follower, be the winning card right after it is played?"""
+def wins_now(view: RevolutionView, card: int, winning: int | None = None) -> bool:
+    """Would ``card``, played by the acting follower, be the winning card right after it is played?
+    (``winning``: :func:`winning_card` of the view, if already known.)"""
     suit = SUIT_OF[card]
     if view.trump_suit != NO_SUIT:
-        return suit == view.trump_suit and card > winning_card(view)
+        return suit == view.trump_suit and card > (winning_card(view) if winning is None else winning)
     if suit == view.led_suit:
-        return card > winning_card(view)
+        return card > (winning_card(view) if winning is None else winning)
     return suit != view.prev_led_suit  # R9: it fixes trump
 
 
@@ -80,8 +82,8 @@ def players_after(view: RevolutionView) -> list[int]:
 def unseen_mask(view: RevolutionView) -> int:
     """Bit mask of the cards the player has not seen this hand: held by opponents or in the hidden trick pile."""
     seen = bits_of(view.hand) | _played_bits(view.trick) | _played_bits(view.prev_trick)
-    for record in view.recall:  # full_recall only
-        seen |= _played_bits(record[1:5])
+    if view.recall:  # full_recall, or a remembering player's view
+        seen |= recall_limits(view.recall, view.player)[0]
     return _CARD_MASK & ~seen
 
 
@@ -108,6 +110,7 @@ class TableEstimate:
         limits = known_holding_limits(view)
         self.allowed = {s: limits.get(s, _CARD_MASK) & unseen_bits for s in range(4) if s != view.player}
         self.share = {s: min(view.hand_sizes[s] / max(mask.bit_count(), 1), 1.0) for s, mask in self.allowed.items()}
+        self._lead_trumps: dict[tuple[int, int], float] = {}  # (seat, suit) -> its void-and-trump term
 
     def beaten_by(self, seat: int, card: int, trump_fixed: bool, led_suit: int, prev_led: int) -> float:
         """Chance that ``seat``, playing later in the trick, can beat ``card``.
@@ -135,13 +138,28 @@ class TableEstimate:
         return chance
 
     def lead_holds(self, card: int) -> float:
-        """Chance that leading ``card`` wins the trick: nobody follows higher in its suit or trumps it."""
-        view = self.view
+        """Chance that leading ``card`` wins the trick: nobody follows higher in its suit or trumps it
+        (:meth:`beaten_by` with the card's own suit led; its void-and-trump term is computed once per
+        seat and suit, as a leader weighs several cards of a suit)."""
+        me = self.view.player
+        suit = SUIT_OF[card]
+        above = SUIT_BITS[suit] & ~((2 << card) - 1)
         chance = 1.0
         for k in range(1, 4):
-            seat = (view.player + k) & 3
-            chance *= 1.0 - self.beaten_by(seat, card, False, SUIT_OF[card], view.prev_led_suit)
+            seat = (me + k) & 3
+            trumps = self._lead_trumps.get((seat, suit))
+            if trumps is None:
+                trumps = self._lead_trumps[(seat, suit)] = self._void_term(seat, suit)
+            no_higher = (1.0 - self.share[seat]) ** (self.allowed[seat] & above).bit_count()
+            chance *= 1.0 - (1.0 - no_higher + trumps)
         return chance
+
+    def _void_term(self, seat: int, led_suit: int) -> float:
+        """The second term of :meth:`beaten_by` before trump is fixed: the chance of a void in the led
+        suit, if the seat may hold a card that would then fix trump."""
+        allowed = self.allowed[seat]
+        can_trump = allowed & ~SUIT_BITS[led_suit] & ~SUIT_BITS[self.view.prev_led_suit] & _CARD_MASK
+        return (1.0 - self.share[seat]) ** (allowed & SUIT_BITS[led_suit]).bit_count() if can_trump else 0.0
 
 
 def _lowest(cards: list[int]) -> int:
@@ -230,7 +248,9 @@ class CardCounter(Agent):
         self.memory = TrickMemory()
 
     def act(self, decision: Decision) -> int:
-        view = self.memory.recall(decision.view)
+        view = self.memory.recall(decision.view)  # every decision: the memory must see every view
+        if len(decision.legal_actions) == 1:
+            return decision.legal_actions[0]  # what the estimates below would choose too, without them
         legal = [a for a in decision.legal_actions if a != PASS]
         if not legal:
             return PASS
@@ -251,9 +271,10 @@ class CardCounter(Agent):
 
     def _follow(self, view: RevolutionView, legal: list[int], table: TableEstimate) -> int:
         later = players_after(view)
+        winning = winning_card(view)
         best_value, best = -1.0, -1
         for card in legal:
-            if not wins_now(view, card):
+            if not wins_now(view, card, winning):
                 continue
             fixes = view.trump_suit == NO_SUIT and SUIT_OF[card] != view.led_suit
             chance = table.holds(card, later, view.trump_suit != NO_SUIT or fixes)

@@ -652,28 +652,54 @@ def known_holding_limits(view: RevolutionView) -> dict[int, int]:
     an off-suit card before it did not fix trump, so it was a case-(c) card: that follower held
     nothing but that card's suit.
     """
-    limits: dict[int, int] = {}
-    tricks = [(record[0], record[1:5], SUIT_OF[record[1 + record[0]]], record[6]) for record in view.recall]
-    if not view.recall and view.prev_leader >= 0:
-        tricks.append((view.prev_leader, view.prev_trick, view.prev_led_suit, view.prev_trump_suit))
-    tricks.append((view.trick_leader, view.trick, view.led_suit, view.trump_suit))
-    for leader, cards, led, trump in tricks:
-        if leader < 0:
-            continue
-        for k in range(1, NUM_PLAYERS):
-            seat = (leader + k) & 3
-            card = cards[seat]
-            if card < 0:
-                break
-            suit = SUIT_OF[card]
-            if suit == led:
-                continue
-            if seat != view.player:
-                mask = _FULL & ~SUIT_BITS[led] if suit == trump else SUIT_BITS[suit]
-                limits[seat] = limits.get(seat, _FULL) & mask
-            if suit == trump:
-                break
+    if view.recall:
+        limits = dict(recall_limits(view.recall, view.player)[1])
+    else:
+        limits = {}
+        if view.prev_leader >= 0:
+            _narrow(limits, view.player, view.prev_leader, view.prev_trick, view.prev_led_suit, view.prev_trump_suit)
+    _narrow(limits, view.player, view.trick_leader, view.trick, view.led_suit, view.trump_suit)
     return limits
+
+
+@lru_cache(maxsize=8192)
+def recall_limits(recall: tuple[tuple[int, ...], ...], viewer: int) -> tuple[int, dict[int, int]]:
+    """The cards of the completed tricks ``recall`` (``full_recall`` records) as a bit mask, and what
+    those tricks prove about the holdings of the seats other than ``viewer`` (see
+    :func:`known_holding_limits`). Cached, and built on the cached answer for all tricks but the
+    last: a seat sees the same completed tricks at every decision of a trick, one more each trick.
+    The returned dict is shared; copy it before changing it."""
+    if not recall:
+        return 0, {}
+    played, limits = recall_limits(recall[:-1], viewer)
+    limits = dict(limits)
+    record = recall[-1]
+    leader = record[0]
+    cards = record[1:5]
+    for card in cards:
+        played |= _BIT[card]
+    _narrow(limits, viewer, leader, cards, SUIT_OF[cards[leader]], record[6])
+    return played, limits
+
+
+def _narrow(limits: dict[int, int], viewer: int, leader: int, cards: Sequence[int], led: int, trump: int) -> None:
+    """Narrow ``limits`` by what one trick (led by ``leader``; -1: not led yet) proves; see
+    :func:`known_holding_limits`."""
+    if leader < 0:
+        return
+    for k in range(1, NUM_PLAYERS):
+        seat = (leader + k) & 3
+        card = cards[seat]
+        if card < 0:
+            break
+        suit = SUIT_OF[card]
+        if suit == led:
+            continue
+        if seat != viewer:
+            mask = _FULL & ~SUIT_BITS[led] if suit == trump else SUIT_BITS[suit]
+            limits[seat] = limits.get(seat, _FULL) & mask
+        if suit == trump:
+            break
 
 
 def known_ace_holder(view: RevolutionView) -> int:
