@@ -873,6 +873,7 @@ def test_defaults_match_the_spec():
     assert config.to_dict() == {
         "num_hands": 4, "first_dealer": 0, "allow_yield_first_trick": False, "forced_lead_restricted": False,
         "full_recall": False, "max_extra_hands": 10, "max_steps": None, "reward_mode": "win", "trick_reward": 0.0,
+        "void_inferences": False,  # ours, not the spec's: off by default
     }
 
 
@@ -881,6 +882,7 @@ def test_defaults_match_the_spec():
     ("allow_yield_first_trick", 1), ("forced_lead_restricted", "yes"), ("full_recall", None),
     ("max_extra_hands", -1), ("max_steps", 0), ("reward_mode", "score"), ("trick_reward", -0.1),
     ("num_players", 3),  # A40: fixed at 4
+    ("void_inferences", "yes"),
 ])
 def test_bad_option_values_are_rejected_by_name(option, value):
     with pytest.raises(ConfigError, match=option):
@@ -895,10 +897,61 @@ def test_action_names_are_the_spec_names():  # section 8.2
 
 
 def test_layouts_tile_the_observations():  # section 7.4
-    for layout, size in ((encoding.LAYOUT, 541), (encoding.RECALL_LAYOUT, 753)):
+    for layout, size in ((encoding.LAYOUT, 541), (encoding.RECALL_LAYOUT, 753), (encoding.INFERENCE_LAYOUT, 909)):
         assert layout[0][0] == 0 and layout[-1][1] == size
         assert all(a[1] == b[0] for a, b in zip(layout, layout[1:], strict=False))
     assert Revolution().observation_size == 541 and Revolution(full_recall=True).observation_size == 753
+    assert Revolution(full_recall=True, void_inferences=True).observation_size == 909
+
+
+# -- void_inferences: what the tricks prove about the opponents' holdings (section 7.3), observed ---------
+
+
+def _card_bits(text: str) -> np.ndarray:
+    bits = np.zeros(52, np.float32)
+    bits[[CARD_CODES.index(c) for c in cards(text)]] = 1
+    return bits
+
+
+ALL_CARDS = " ".join(CARD_CODES)
+
+
+def _unseen(seen: str) -> np.ndarray:
+    return _card_bits(ALL_CARDS) - _card_bits(seen)
+
+
+def test_void_inferences_show_a_void_in_the_led_suit_and_the_known_ace_holder():  # section 7.3, R7(b), R9, R2
+    state = deal_a(full_recall=True, void_inferences=True)
+    play(state, SCENARIO_3_MOVES + SCENARIO_4_MOVES)  # state of scenario 12: P1 to act
+    obs = state.game.encode(state.view(1))
+    assert obs.shape == (909,)
+    np.testing.assert_array_equal(obs[:753], Revolution(first_dealer=3, num_hands=1, full_recall=True).encode(
+        state.view(1)))  # the full_recall observation, unchanged
+    unseen = _unseen(DEAL_A[1] + " 9H AH 2C 2D 3D AD")  # P1's 13 cards and the others' 6 played cards
+    hearts = _card_bits("2H 3H 4H 5H 6H 7H 8H 9H 10H JH QH KH AH")
+    ace = _card_bits("AS")
+    # P2 (left of P1) played 2C on a heart lead before trump was fixed: void in hearts; P0 (right)
+    # holds AS (it was the designated leader of trick 1 and AS is unplayed); P3 played AH after trump
+    # was fixed, which proves nothing
+    np.testing.assert_array_equal(obs[753:805], unseen * (1 - hearts) * (1 - ace))
+    np.testing.assert_array_equal(obs[805:857], unseen * (1 - ace))
+    np.testing.assert_array_equal(obs[857:909], unseen)
+
+
+def test_void_inferences_show_a_wall():  # section 7.3, R7(c), A19
+    state = deal_b(full_recall=True, void_inferences=True)
+    play(state, ["2S", "3D", "AD", "KD", "5C", "9C", "AS", "10C"])  # scenario 9
+    obs = state.game.encode(state.view(0))
+    unseen = _unseen(DEAL_B[0] + " 2S 3D KD 9C AS 10C")
+    spades = _card_bits("2S 3S 4S 5S 6S 7S 8S 9S 10S JS QS KS AS")
+    np.testing.assert_array_equal(obs[753:805], unseen)  # P1 followed suit both times
+    np.testing.assert_array_equal(obs[805:857], unseen * spades)  # P2 played AS, a PL card, void in clubs: a wall
+    np.testing.assert_array_equal(obs[857:909], unseen * (1 - spades))  # P3 played 3D on a spade lead
+
+
+def test_void_inferences_need_full_recall():
+    with pytest.raises(ConfigError, match="void_inferences.*needs full_recall"):
+        Revolution(void_inferences=True)
 
 
 # -- section 7.3: what the hidden deal must respect (no-leak sampling for search) --------------------------

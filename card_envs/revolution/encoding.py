@@ -45,6 +45,20 @@ index      content
 749-752    passes (yields and declines) made this hand by relative seat, / 13
 =========  ==================================================================================
 
+With ``void_inferences = True`` (which needs ``full_recall``): 909 entries, the 753 above followed by
+what the completed and current tricks prove about each opponent's holding (spec 7.3: a follower who
+played off the led suit before trump was fixed is void in it; one who played a card of the previous
+led suit then holds nothing else), as the cards each may still hold: cards the viewer has not seen,
+minus the suits a void or wall rules out (and ``AS`` for all but its known holder on trick 1)
+
+=========  ==================================================================================
+index      content
+=========  ==================================================================================
+753-804    cards the left neighbour (relative seat 1) may hold, by card index
+805-856    cards the opposite seat (relative seat 2) may hold
+857-908    cards the right neighbour (relative seat 3) may hold
+=========  ==================================================================================
+
 Actions (``Discrete(53)``): ``a`` = 0..51 is ``play <card>`` for card index ``a`` (``play 2C``
 .. ``play AS``; a lead or a follow), 52 is ``pass`` (yield or decline).
 """
@@ -53,10 +67,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from card_envs.revolution.rules import ACTION_NAMES, OVER, RANK_OF, RevolutionView
+from card_envs.revolution.rules import ACTION_NAMES, OVER, RANK_OF, RevolutionView, possible_holdings
 
 OBSERVATION_SIZE = 541
 RECALL_OBSERVATION_SIZE = 753
+INFERENCE_OBSERVATION_SIZE = 909
 
 #: (start, stop, meaning) of every block of the default observation
 LAYOUT: tuple[tuple[int, int, str], ...] = (
@@ -87,13 +102,21 @@ RECALL_LAYOUT: tuple[tuple[int, int, str], ...] = LAYOUT + (
     (541, 749, "cards played this hand by relative seat"),
     (749, 753, "passes this hand"),
 )
+#: (start, stop, meaning) of every block of the ``void_inferences`` observation
+INFERENCE_LAYOUT: tuple[tuple[int, int, str], ...] = RECALL_LAYOUT + (
+    (753, 805, "cards the left neighbour may hold"),
+    (805, 857, "cards the opposite seat may hold"),
+    (857, 909, "cards the right neighbour may hold"),
+)
 
-__all__ = ["ACTION_NAMES", "LAYOUT", "OBSERVATION_SIZE", "RECALL_LAYOUT", "RECALL_OBSERVATION_SIZE",
-           "encode", "encode_recall", "layout_for"]
+__all__ = ["ACTION_NAMES", "INFERENCE_LAYOUT", "INFERENCE_OBSERVATION_SIZE", "LAYOUT", "OBSERVATION_SIZE",
+           "RECALL_LAYOUT", "RECALL_OBSERVATION_SIZE", "encode", "encode_inferences", "encode_recall", "layout_for"]
 
 
-def layout_for(full_recall: bool) -> tuple[tuple[int, int, str], ...]:
+def layout_for(full_recall: bool, void_inferences: bool = False) -> tuple[tuple[int, int, str], ...]:
     """The layout of the observation under a configuration."""
+    if void_inferences:
+        return INFERENCE_LAYOUT
     return RECALL_LAYOUT if full_recall else LAYOUT
 
 
@@ -107,6 +130,24 @@ def encode(view: RevolutionView) -> np.ndarray:
 def encode_recall(view: RevolutionView) -> np.ndarray:
     """The ``full_recall`` observation of ``view`` (753 entries, see the module table)."""
     obs = np.zeros(RECALL_OBSERVATION_SIZE, np.float32)
+    _fill_recall(obs, view)
+    return obs
+
+
+def encode_inferences(view: RevolutionView) -> np.ndarray:
+    """The ``void_inferences`` observation of ``view`` (909 entries, see the module table)."""
+    obs = np.zeros(INFERENCE_OBSERVATION_SIZE, np.float32)
+    _fill_recall(obs, view)
+    possible = possible_holdings(view)
+    for r in range(1, 4):
+        obs[753 + 52 * (r - 1):753 + 52 * r] = (np.int64(possible[(view.player + r) & 3]) >> _BIT_SHIFTS) & 1
+    return obs
+
+
+_BIT_SHIFTS = np.arange(52, dtype=np.int64)
+
+
+def _fill_recall(obs: np.ndarray, view: RevolutionView) -> None:
     _fill(obs, view)
     me = view.player
     ones = []
@@ -119,7 +160,6 @@ def encode_recall(view: RevolutionView) -> np.ndarray:
     for seat in range(4):
         if passes[seat]:
             obs[749 + ((seat - me) & 3)] = passes[seat] / 13
-    return obs
 
 
 def _fill(obs: np.ndarray, view: RevolutionView) -> None:

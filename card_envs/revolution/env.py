@@ -13,7 +13,7 @@ Import                 ``from card_envs import revolution_v0``
 Agents                 ``player_0``, ``player_1``, ``player_2``, ``player_3`` (clockwise)
 Action space           ``Discrete(53)``
 Observation space      ``Dict(observation=Box(float32, (541,)), action_mask=Box(0, 1, (53,), int8))``;
-                       ``(753,)`` with ``full_recall=True``
+                       ``(753,)`` with ``full_recall=True``, ``(909,)`` with ``void_inferences=True``
 =====================  ==========================================================================
 
 Actions
@@ -38,9 +38,11 @@ Observation
 The layout tables are in :mod:`card_envs.revolution.encoding`: 541 entries by default (the
 spec's proposal: own holding, current and previous trick by relative seat, leaders, passes,
 phase, suits, counts, scores), 753 with ``full_recall`` (plus every card played this hand by
-relative seat and the passes this hand). ``encoding.LAYOUT`` / ``encoding.RECALL_LAYOUT`` list
-the blocks. The mask is all zeros for every agent not to act and for everyone once the episode
-is over; ``infos[agent]["action_mask"]`` is the same.
+relative seat and the passes this hand), 909 with ``void_inferences`` (plus, for each opponent,
+the cards it may still hold after what the tricks proved: voids and walls, spec 7.3).
+``encoding.LAYOUT`` / ``RECALL_LAYOUT`` / ``INFERENCE_LAYOUT`` list the blocks. The mask is all
+zeros for every agent not to act and for everyone once the episode is over;
+``infos[agent]["action_mask"]`` is the same.
 
 Rewards
 -------
@@ -70,6 +72,8 @@ option                       default     meaning
 ``max_steps``                ``None``    truncate after this many decisions (>= 1)
 ``reward_mode``              ``"win"``   ``"win"`` or ``"margin"``
 ``trick_reward``             ``0.0``     shaping weight ``w`` (>= 0) per trick
+``void_inferences``          ``False``   (ours, not the spec's; needs ``full_recall``) also observe
+                                         the cards each opponent may still hold
 ``render_mode``              ``None``    ``"ansi"`` (returns text) or ``"human"`` (prints)
 ===========================  ==========  ========================================================
 
@@ -80,7 +84,8 @@ one deck per hand (``None`` or missing hands are shuffled). Other keys are ignor
 Version history
 ---------------
 ======  ===========================================================================
-v0      first release: spec R1-R24, all options of section 6, 541/753-entry observation
+v0      first release: spec R1-R24, all options of section 6, 541/753-entry observation;
+        later the ``void_inferences`` option (909 entries), which changes nothing when off
 ======  ===========================================================================
 """
 

@@ -131,6 +131,8 @@ class RevolutionConfig(GameConfig):
     max_steps: int | None = None
     reward_mode: Literal["win", "margin"] = "win"
     trick_reward: float = 0.0
+    #: not in the spec: also observe what the tricks prove about each opponent's holding (spec 7.3)
+    void_inferences: bool = False
 
     def validate(self) -> None:
         check_range(self, "num_hands", low=1)
@@ -139,6 +141,9 @@ class RevolutionConfig(GameConfig):
         check_range(self, "max_extra_hands", low=0)
         check_range(self, "max_steps", low=1)
         check_range(self, "trick_reward", low=0.0)
+        if self.void_inferences and not self.full_recall:
+            raise ConfigError("option 'void_inferences' needs full_recall=True: the inferences come from the "
+                              "tricks of the whole hand, which only full_recall observes")
 
 
 class RevolutionView(NamedTuple):
@@ -702,6 +707,32 @@ def _narrow(limits: dict[int, int], viewer: int, leader: int, cards: Sequence[in
             break
 
 
+def possible_holdings(view: RevolutionView) -> dict[int, int]:
+    """The cards each other seat may hold, as far as ``view`` proves: the cards the viewer has not seen
+    (without ``full_recall``, it has seen only the current and previous trick), within
+    :func:`known_holding_limits`, and ``AS`` only with its :func:`known_ace_holder`."""
+    seen = bits_of(view.hand)
+    for card in view.trick:
+        if card >= 0:
+            seen |= _BIT[card]
+    if view.recall:
+        seen |= recall_limits(view.recall, view.player)[0]
+    else:
+        for card in view.prev_trick:
+            if card >= 0:
+                seen |= _BIT[card]
+    unseen = _FULL & ~seen
+    limits = known_holding_limits(view)
+    ace_holder = known_ace_holder(view)
+    possible = {}
+    for seat in range(NUM_PLAYERS):
+        if seat != view.player:
+            possible[seat] = unseen & limits.get(seat, _FULL)
+            if ace_holder >= 0 and seat != ace_holder:
+                possible[seat] &= ~_BIT[ACE_OF_SPADES]
+    return possible
+
+
 def known_ace_holder(view: RevolutionView) -> int:
     """The other seat that ``view`` proves still holds ``AS`` (trick 1's ``D``, R2, until it is played), else -1."""
     played = {c for c in view.trick if c >= 0}
@@ -845,7 +876,8 @@ class Revolution(Game):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         encoding = self._encoding
-        self._encode = encoding.encode_recall if self.config.full_recall else encoding.encode
+        self._encode = (encoding.encode_inferences if self.config.void_inferences
+                        else encoding.encode_recall if self.config.full_recall else encoding.encode)
         #: R23: decisions before truncation (a bound never reached without ``max_steps``)
         self.step_limit = self.config.max_steps if self.config.max_steps is not None else 1 << 62
         self._remembering: Revolution | None = None
@@ -866,7 +898,7 @@ class Revolution(Game):
     def variant_configs(cls) -> list[dict[str, Any]]:
         return [
             {},
-            {"num_hands": 1, "first_dealer": 3, "full_recall": True, "trick_reward": 0.1},
+            {"num_hands": 1, "first_dealer": 3, "full_recall": True, "trick_reward": 0.1, "void_inferences": True},
             {"num_hands": 2, "first_dealer": "random", "allow_yield_first_trick": True,
              "forced_lead_restricted": True, "reward_mode": "margin"},
             {"num_hands": 1, "max_extra_hands": 0, "max_steps": 30, "full_recall": True, "reward_mode": "margin"},
@@ -881,11 +913,13 @@ class Revolution(Game):
         return bound if config.max_steps is None else min(bound, config.max_steps)
 
     def observation_layout(self) -> tuple[tuple[int, int, str], ...]:
-        return self._encoding.layout_for(self.config.full_recall)
+        return self._encoding.layout_for(self.config.full_recall, self.config.void_inferences)
 
     @property
     def observation_size(self) -> int:
         enc = self._encoding
+        if self.config.void_inferences:
+            return enc.INFERENCE_OBSERVATION_SIZE
         return enc.RECALL_OBSERVATION_SIZE if self.config.full_recall else enc.OBSERVATION_SIZE
 
     def new_state(self, rng: np.random.Generator, options: Mapping[str, Any] | None = None) -> RevolutionState:
