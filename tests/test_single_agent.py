@@ -11,7 +11,7 @@ from gymnasium.utils.env_checker import check_env
 
 import card_envs
 from agents.base import Agent, Decision, RandomAgent
-from agents.registry import make_agent
+from agents.registry import agent_names, make_agent
 from card_envs.core.errors import ConfigError, IllegalActionError, StateError
 from card_envs.core.single_agent import SingleAgentEnv
 from tests.countdown import Countdown
@@ -254,3 +254,58 @@ def test_importing_the_single_agent_view_does_not_import_torch():
             "[card_envs.make_game(n) for n in card_envs.ENV_NAMES]; "
             "sys.exit(any(m.split('.')[0] in ('torch', 'stable_baselines3', 'sb3_contrib') for m in sys.modules))")
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+# -- the duplicate baseline --------------------------------------------------------------------------
+
+
+def play_as(env: SingleAgentEnv, agent: Agent, seed: int) -> tuple[list[float], dict, list[list[float]]]:
+    """One episode with ``agent`` choosing the learner's actions: rewards, final info, observations."""
+    observation, _ = env.reset(seed=seed)
+    agent.reset(env.game, env.seat)
+    rewards, observations = [], [observation.tolist()]
+    while True:
+        observation, reward, terminated, truncated, info = env.step(agent.act(Decision.of(env.state)))
+        rewards.append(reward)
+        observations.append(observation.tolist())
+        if terminated or truncated:
+            return rewards, info, observations
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_a_learner_playing_as_the_baseline_earns_exactly_nothing(game):
+    # the replay must deal the same cards (later hands' shuffles included) and give the opponents the
+    # same randomness: a learner choosing as the baseline agent would then plays the identical game
+    rule_based = [name for name in agent_names(game) if name.startswith("heuristic:")][-1]
+    env = SingleAgentEnv(game, opponents=[RandomAgent(4), make_agent(game, rule_based, 5)],
+                         baseline=make_agent(game, rule_based, 6))
+    learner = make_agent(game, rule_based, 6)
+    returns = set()
+    for seed in range(6):
+        learner.reseed(6)
+        rewards, info, _ = play_as(env, learner, seed)
+        assert sum(rewards) == pytest.approx(0.0, abs=1e-9)
+        assert info["baseline_return"] == pytest.approx(env.state.returns()[env.seat])
+        returns.add(round(info["baseline_return"], 6))
+    assert len(returns) > 1  # real games with different results, not a constant
+
+
+def test_the_baseline_is_subtracted_and_leaves_the_learners_game_unchanged():
+    game = "revolution_v0"
+    plain = SingleAgentEnv(game, opponents=[RandomAgent(1), make_agent(game, "heuristic:counting", 2)])
+    dup = SingleAgentEnv(game, opponents=[RandomAgent(1), make_agent(game, "heuristic:counting", 2)],
+                         baseline=RandomAgent(3))
+    differences = []
+    for seed in range(5):
+        rewards, info, observations = play_as(plain, make_agent(game, "heuristic:counting", 0), seed)
+        dup_rewards, dup_info, dup_observations = play_as(dup, make_agent(game, "heuristic:counting", 0), seed)
+        assert observations == dup_observations and rewards[:-1] == dup_rewards[:-1]
+        assert dup_rewards[-1] == pytest.approx(rewards[-1] - dup_info["baseline_return"])
+        assert "baseline_return" not in info
+        differences.append(dup_info["baseline_return"])
+    assert len(set(differences)) > 1
+
+
+def test_a_baseline_must_be_an_agent():
+    with pytest.raises(ConfigError, match="baseline must be an Agent"):
+        SingleAgentEnv("revolutionary_war_v0", opponents=[RandomAgent(0)], baseline=lambda o, m: 0)

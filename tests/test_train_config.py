@@ -68,6 +68,7 @@ def test_defaults_fill_every_key_but_the_game():
     (minimal(pretrain={"dagger_games": 0}), "pretrain.dagger_games must be >= 1"),
     (minimal(pretrain={"teacher": "heuristic:pot", "mix": {"heuristic:nobody": 0.1}}),
      "pretrain.mix: unknown agent 'heuristic:nobody'"),
+    (minimal(duplicate_baseline="heuristic:nobody"), "duplicate_baseline: unknown agent 'heuristic:nobody'"),
     (minimal(pretrain={"mix": {"random": 1.5}}), "pretrain.mix.random must be a chance between 0 and 1"),
     (minimal(pretrain={"mix": {"random": 0.6, "heuristic:pot": 0.6}}), "must add up to at most 1, got 1.2"),
 ])

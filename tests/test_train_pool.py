@@ -126,3 +126,18 @@ def test_agents_passed_directly_still_work_as_a_pool_stand_in():
     env = SingleAgentEnv(GAME, opponents=[RandomAgent(0), RandomAgent(1)])
     env.reset(seed=0)
     assert env.lineup[1 - env.seat].name == "random"
+
+
+def test_a_duplicate_baseline_config_pays_the_learner_its_return_minus_the_baselines():
+    config = small_config(pool={"weights": {"random": 1.0}}, duplicate_baseline="heuristic:pot")
+    env = make_env(config, 0, [])()
+    rng = np.random.default_rng(0)
+    env.reset(seed=0)
+    total, done = 0.0, False
+    while not done:
+        _, reward, terminated, truncated, info = env.step(int(rng.choice(np.flatnonzero(env.unwrapped.action_masks()))))
+        total += reward
+        done = terminated or truncated
+    raw = env.unwrapped.state.returns()[env.unwrapped.seat]
+    assert info["baseline_return"] in (-1.0, 0.0, 1.0)  # the pot player's result on the deal (win_loss)
+    assert total == pytest.approx(raw - info["baseline_return"])

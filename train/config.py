@@ -19,6 +19,11 @@ key                         meaning
 ``checkpoint_interval``     learner decisions between checkpoints (a kill loses at most this)
 ``run_dir``                 where checkpoints, TensorBoard logs and the summary go (default
                             ``runs/<config file stem>``)
+``duplicate_baseline``      an agent spec (e.g. ``heuristic:counting``) or ``null``: every training
+                            deal is replayed with that agent in the learner's seat and the learner
+                            is paid its return minus the agent's (card luck cancels; the expected
+                            gradient is unchanged; ``SingleAgentEnv``'s ``baseline``). One more game
+                            per episode
 ``init_from``               a checkpoint whose policy and value weights a fresh run starts from
                             (same game and network; new optimizer, schedules and pool)
 ``pool.weights``            opponent -> sampling weight: ``random``, ``heuristic:<name>``,
@@ -188,6 +193,7 @@ class TrainConfig:
     checkpoint_interval: int = 50_000
     run_dir: str | None = None
     init_from: str | None = None
+    duplicate_baseline: str | None = None
     pool: PoolConfig = field(default_factory=PoolConfig)
     ppo: PPOConfig = field(default_factory=PPOConfig)
     pretrain: PretrainConfig = field(default_factory=PretrainConfig)
@@ -209,6 +215,9 @@ class TrainConfig:
             if name != "self" and name not in baselines:
                 raise ConfigError(f"pool.weights: unknown opponent {name!r} for {self.game}; "
                                   f"known: self, {', '.join(baselines)}")
+        if self.duplicate_baseline is not None and self.duplicate_baseline not in baselines:
+            raise ConfigError(f"duplicate_baseline: unknown agent {self.duplicate_baseline!r} for {self.game}; "
+                              f"known: {', '.join(baselines)}")
         for name in self.eval.opponents or []:
             if name not in baselines:
                 raise ConfigError(f"eval.opponents: unknown baseline {name!r} for {self.game}; "

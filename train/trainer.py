@@ -41,6 +41,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
 
 import card_envs
 from agents.match import ContestResult, contest, write_atomically
+from agents.registry import make_agent
 from card_envs.core.errors import ConfigError
 from card_envs.core.single_agent import SingleAgentEnv
 from train.checkpoint import (
@@ -77,7 +78,10 @@ def make_env(config: TrainConfig, index: int, snapshots: list[Snapshot]) -> Call
                             seed=config.seed * 10_007 + index * 101)
         for snapshot in snapshots:
             pool.add_snapshot(snapshot)
-        return Monitor(TrainingEnv(config.game, pool, options=config.env_options))
+        baseline = None
+        if config.duplicate_baseline is not None:
+            baseline = make_agent(config.game, config.duplicate_baseline, seed=config.seed * 10_007 + index * 101 + 1)
+        return Monitor(TrainingEnv(config.game, pool, options=config.env_options, baseline=baseline))
 
     return build
 

@@ -28,6 +28,15 @@ Reward                 the learner's own reward (the game's ``rewards`` for its 
 terminated/truncated   the game ended / hit its limit (``state.terminated`` / ``truncated``)
 final ``info``         ``returns`` (every seat), ``winners``, ``seat``, ``opponents`` (names),
                        ``won`` and ``is_success`` (the learner is among the winners)
+duplicate baseline     ``baseline=<agent>``: every deal is also played with that agent in the
+                       learner's seat and the same opponents (same cards, same later shuffles,
+                       the opponents' generators reseeded alike), and the final step pays the
+                       learner its return *minus* that agent's return on the deal. The shift does
+                       not depend on the learner's actions, so the expected policy gradient is
+                       unchanged, while the card luck common to both plays cancels: the variance
+                       reduction of duplicate bridge (a rollout baseline, as in Kool, van Hoof &
+                       Welling 2019). ``info["baseline_return"]`` has it. Costs one more game per
+                       episode
 illegal action         ``illegal_action="raise"`` (default): :class:`IllegalActionError` naming
                        the action and the legal set, nothing changes. ``"lose"``: as PettingZoo's
                        classic envs, the episode ends (terminated) with reward -1 for the learner
@@ -76,7 +85,7 @@ class SingleAgentEnv(gymnasium.Env):
 
     def __init__(self, game: str | Game, opponents: Any, *, seat: int | None = None,
                  options: Mapping[str, Any] | None = None, illegal_action: str = "raise",
-                 render_mode: str | None = None) -> None:
+                 render_mode: str | None = None, baseline: Any = None) -> None:
         super().__init__()
         self.game = _make_game(game, options)
         players = self.game.num_players
@@ -91,6 +100,10 @@ class SingleAgentEnv(gymnasium.Env):
         self.render_mode = render_mode
         self.illegal_action = illegal_action
         self.opponents = _check_opponents(opponents)
+        if baseline is not None and not hasattr(baseline, "act"):
+            raise ConfigError(f"baseline must be an Agent (with act(decision)), got {baseline!r}")
+        self.baseline = baseline
+        self._replay: tuple[GameState, list[int | None]] | None = None  # the deal and the opponents' seeds
         self.fixed_seat = None if seat is None else int(seat)
         self.observation_space = spaces.Box(-np.inf, np.inf, (self.game.observation_size,), np.float32)
         self.action_space = spaces.Discrete(self.game.num_actions)
@@ -116,13 +129,11 @@ class SingleAgentEnv(gymnasium.Env):
             self.lineup = [None if s == self.seat else self._draw_opponent(rng, s)
                            for s in range(self.game.num_players)]
             self.state = self.game.new_state(rng, options)
-            for s, opponent in enumerate(self.lineup):
-                if opponent is None:
-                    continue
-                if isinstance(getattr(opponent, "rng", None), np.random.Generator):
-                    opponent.rng = np.random.default_rng(int(rng.integers(2**63)))
-                if hasattr(opponent, "act"):
-                    opponent.reset(self.game, s)
+            seeds = [int(rng.integers(2**63)) if isinstance(getattr(o, "rng", None), np.random.Generator) else None
+                     for o in self.lineup]
+            if self.baseline is not None:
+                self._replay = (self.state.clone(), seeds)
+            self._seat_opponents(seeds)
             self._carried = self._play_opponents()
             if not self.state.is_over:
                 self.ended = False
@@ -145,7 +156,11 @@ class SingleAgentEnv(gymnasium.Env):
         observation = self._observation()
         if state.is_over:
             self.ended = True
-            return observation, float(reward), state.terminated, state.truncated, self._final_info()
+            info = self._final_info()
+            if self.baseline is not None:
+                info["baseline_return"] = self._baseline_return()
+                reward -= info["baseline_return"]
+            return observation, float(reward), state.terminated, state.truncated, info
         return observation, float(reward), False, False, {}
 
     def _lose_on_illegal(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
@@ -169,6 +184,37 @@ class SingleAgentEnv(gymnasium.Env):
 
     # -- the other seats ----------------------------------------------------------------------------
 
+    def _seat_opponents(self, seeds: list[int | None]) -> None:
+        """Reseed (from ``seeds``) and reset the lineup's opponents for the game in ``self.state``."""
+        for s, opponent in enumerate(self.lineup):
+            if opponent is None:
+                continue
+            if seeds[s] is not None:
+                opponent.rng = np.random.default_rng(seeds[s])
+            if hasattr(opponent, "act"):
+                opponent.reset(self.game, s)
+
+    def _baseline_return(self) -> float:
+        """The baseline agent's return on this episode's deal, in the learner's seat, against the same
+        opponents (reseeded as they were); ``self.state`` is left as the learner's game ended."""
+        played, seeds = self._replay
+        replay = played.clone()
+        learner_state, self.state = self.state, replay
+        lineup = self.lineup
+        try:
+            self._seat_opponents(seeds)
+            self.baseline.reset(self.game, self.seat)
+            while not replay.is_over:
+                player = replay.current_player
+                agent = self.baseline if player == self.seat else lineup[player]
+                if agent is self.baseline:
+                    replay.apply(self._agent_action(agent, player))
+                else:
+                    replay.apply(self._opponent_action(agent, player))
+        finally:
+            self.state = learner_state
+        return float(replay.cumulative[self.seat])
+
     def _play_opponents(self) -> float:
         """Let opponents act until the learner is to act or the game is over; the learner's reward meanwhile."""
         state, seat, lineup = self.state, self.seat, self.lineup
@@ -184,14 +230,18 @@ class SingleAgentEnv(gymnasium.Env):
         return earned
 
     def _opponent_action(self, opponent: Any, player: int) -> int:
-        state = self.state
         if hasattr(opponent, "act"):
-            if self._decision_class is None:
-                from agents.base import Decision  # the Agent interface's decision type (no torch)
-
-                self._decision_class = Decision
-            return opponent.act(self._decision_class(self.game, player, state.view(player), state.legal_actions()))
+            return self._agent_action(opponent, player)
+        state = self.state
         return int(opponent(self.game.encode(state.view(player)), state.legal_mask()))
+
+    def _agent_action(self, agent: Any, player: int) -> int:
+        state = self.state
+        if self._decision_class is None:
+            from agents.base import Decision  # the Agent interface's decision type (no torch)
+
+            self._decision_class = Decision
+        return agent.act(self._decision_class(self.game, player, state.view(player), state.legal_actions()))
 
     def _draw_opponent(self, rng: np.random.Generator, seat: int) -> Any:
         if hasattr(self.opponents, "sample"):
