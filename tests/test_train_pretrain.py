@@ -108,3 +108,22 @@ def test_dagger_rounds_seat_the_mixed_in_players_too():
     data = collect(game, "heuristic:cheapest", games=30, seed=5, student=student, mix={"random": 0.5})
     assert 0 < len(asked) == len(data)  # the student is asked only in its own, recorded seats
     assert len(data) < 0.7 * len(collect(game, "heuristic:cheapest", games=30, seed=5, student=student))
+
+
+def test_with_a_duplicate_baseline_the_value_head_starts_from_zero():
+    # the teacher's return minus its own on the same deal is 0: that is the value PPO will be paid
+    import torch
+
+    values = {}
+    for baseline in (None, "heuristic:cheapest"):
+        config = config_from_dict({"game": GAME, "n_envs": 1, "duplicate_baseline": baseline,
+                                   "ppo": {"net_arch": [64, 64], "n_steps": 64, "batch_size": 64},
+                                   "pretrain": {"teacher": "heuristic:cheapest", "games": 80, "epochs": 10,
+                                                "learning_rate": 3e-3}})
+        model = new_model(config, make_vec_env(config, []), None)
+        warm_start(config, model, progress=False)
+        probe = collect(card_envs.make_game(GAME), "heuristic:cheapest", games=10, seed=42)
+        with torch.no_grad():
+            predicted = model.policy.predict_values(torch.as_tensor(probe.observations)).numpy().ravel()
+        values[baseline] = float(np.mean(np.abs(predicted)))
+    assert values["heuristic:cheapest"] < 0.1 < values[None]  # fitted to +-1 returns without it

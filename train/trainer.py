@@ -20,6 +20,7 @@ returns the :class:`Summary` (also written to ``<run_dir>/summary.md`` and ``.js
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import math
@@ -417,6 +418,10 @@ def warm_start(config: TrainConfig, model: MaskablePPO, progress: bool) -> dict[
             played = "" if last_round is None else f"student chose as teacher {last_round.student_agreement:.3f}; "
             bar.set_postfix_str(f"{played}{len(data):,} decisions; fitting {epochs} epochs")
             bar.refresh()
+        if config.duplicate_baseline is not None:
+            # PPO will be paid the return minus the baseline's on the same deal: the teacher's own play scores
+            # 0 there, and its clone about 0, so that is the value to start from
+            data = dataclasses.replace(data, returns=np.zeros_like(data.returns))
         return fit(model.policy, data, epochs=epochs, batch_size=settings.batch_size,
                    learning_rate=settings.learning_rate, value_weight=settings.value_weight, seed=config.seed)
 
