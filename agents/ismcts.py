@@ -21,7 +21,8 @@ remember the hand too instead of playing without memory. Each simulation:
    and the seat to act at its parent picks by its own component. So 2 to 6 players, eliminations and
    out-of-turn decisions (whoever ``current_player`` is) need nothing special.
 
-The move played is the root action with the most visits (ties: higher mean reward, then lower id).
+The move played is the root action with the most visits (ties: higher mean reward, then lower id);
+with ``root=cycle`` every root action has the same visits and the best mean reward decides.
 Rewards are the game's own returns (``state.returns()``: win/loss, score difference, shaping -- as
 configured), so the search optimises what the environment pays.
 
@@ -50,7 +51,18 @@ key           meaning                                                       defa
 ``bias``      progressive bias toward the rollout agent's move at every     0
               UCB choice: ``bias / (visits + 1)`` added to its score, so
               a small budget plays like the agent and a large one
-              corrects it (needs ``rollout=heuristic:<name>``)
+              corrects it; a node tries that move first (needs
+              ``rollout=heuristic:<name>``)
+``root``      ``ucb``: root actions chosen by UCB like every other node;    ``ucb``
+              ``cycle``: the search runs in rounds, each round draws one
+              determinization and simulates every legal root action in it
+              (common random numbers: the actions are compared on the same
+              deals, so the deal's luck cancels), a round is always
+              finished, and the move played is the best mean reward
+``horizon``   ``game``: simulations run to the end of the game (or          ``game``
+              ``depth``); ``hand``: they stop where the hand in progress
+              at the root ends and the position is evaluated by ``eval``
+              (games dealt in hands: ``HANDS``)
 ============  ============================================================  ==================
 
 A fixed seed and a ``sims`` budget give the same move every time; an ``ms`` budget depends on the
@@ -135,8 +147,15 @@ EVALUATORS: dict[str, Callable[[Any], list[float]]] = {
     "bloodlines_v0": _bloodlines_material,
 }
 
+#: game name -> the number of the hand in progress, for games dealt in hands; ``horizon=hand``
+HANDS: dict[str, Callable[[Any], int]] = {
+    "revolution_v0": lambda state: state.hand_number,  # R15: a series of hands, scored after each
+}
+
 _EVALS = ("returns", "material")
 _OPPONENTS = ("tree", "policy")
+_ROOTS = ("ucb", "cycle")
+_HORIZONS = ("game", "hand")
 
 
 # -- options ---------------------------------------------------------------------------------------
@@ -154,6 +173,8 @@ class ISMCTSOptions:
     eval: str = "returns"
     opponents: str = "tree"
     bias: float = 0.0
+    root: str = "ucb"
+    horizon: str = "game"
 
     def __post_init__(self) -> None:
         if self.sims is None and self.ms is None:
@@ -176,6 +197,10 @@ class ISMCTSOptions:
         if self.opponents not in _OPPONENTS:
             raise ConfigError(f"ismcts option 'opponents' must be one of {', '.join(_OPPONENTS)}, "
                               f"got {self.opponents!r}")
+        if self.root not in _ROOTS:
+            raise ConfigError(f"ismcts option 'root' must be one of {', '.join(_ROOTS)}, got {self.root!r}")
+        if self.horizon not in _HORIZONS:
+            raise ConfigError(f"ismcts option 'horizon' must be one of {', '.join(_HORIZONS)}, got {self.horizon!r}")
         if self.eval not in _EVALS:
             raise ConfigError(f"ismcts option 'eval' must be one of {', '.join(_EVALS)}, got {self.eval!r}")
         if self.rollout.partition(":")[0] == "ismcts":
@@ -190,16 +215,22 @@ class ISMCTSOptions:
             parts.append(f"ms={self.ms:g}")
         parts += [f"c={self.c:g}", f"rollout={self.rollout}"]
         if self.depth is not None:
-            parts += [f"depth={self.depth}", f"eval={self.eval}"]
+            parts.append(f"depth={self.depth}")
+        if self.horizon != "game":
+            parts.append(f"horizon={self.horizon}")
+        if self.depth is not None or self.horizon != "game":
+            parts.append(f"eval={self.eval}")
         if self.opponents != "tree":
             parts.append(f"opponents={self.opponents}")
         if self.bias:
             parts.append(f"bias={self.bias:g}")
+        if self.root != "ucb":
+            parts.append(f"root={self.root}")
         return "ismcts:" + ",".join(parts)
 
 
 _KEYS = {"sims": int, "ms": float, "c": float, "rollout": str, "depth": int, "eval": str, "opponents": str,
-         "bias": float}
+         "bias": float, "root": str, "horizon": str}
 
 
 def parse_options(text: str) -> ISMCTSOptions:
@@ -323,38 +354,62 @@ class ISMCTSAgent(Agent):
         deadline = math.inf if options.ms is None else time.perf_counter() + options.ms / 1000.0
         policy = self._policy(game)
         evaluate = self._evaluation(game)
+        ahead: Callable[[GameState], bool] | None = None
+        me = decision.player
+        # root=ucb: one determinization per simulation; root=cycle: one per round, every legal root action in it
+        firsts: Sequence[int] = decision.legal_actions if options.root == "cycle" else (-1,)
         done = 0
         while done < budget:
-            policy.reset()
-            self._simulate(root, decision.sample_state(self.rng, remember=True), decision.player, policy, evaluate)
-            done += 1
+            world = decision.sample_state(self.rng, remember=True)
+            if ahead is None:  # every determinization is at the root's hand
+                ahead = _ahead_of_horizon(options.horizon, game, world)
+            for index, first in enumerate(firsts):
+                policy.reset()
+                state = world.clone() if index < len(firsts) - 1 else world
+                self._simulate(root, state, me, policy, evaluate, ahead, first)
+            done += len(firsts)
             if deadline != math.inf and time.perf_counter() >= deadline:
                 break
         self.stats.simulations += done
         return root
 
-    @staticmethod
-    def best_action(root: _Node, legal: Sequence[int], player: int) -> int:
-        """The most visited root action (ties: higher mean reward for ``player``, then lower id)."""
-        def key(action: int) -> tuple[int, float, int]:
+    def best_action(self, root: _Node, legal: Sequence[int], player: int) -> int:
+        """The most visited root action (ties: higher mean reward for ``player``, then lower id);
+        with ``root=cycle`` (equal visits) the best mean reward."""
+        by_mean = self.options.root == "cycle"
+
+        def key(action: int) -> tuple[float, float, int]:
             child = root.children.get(action)
             if child is None or not child.visits:
-                return (0, -math.inf, -action)
-            return (child.visits, child.totals[player] / child.visits, -action)
+                return (-math.inf, -math.inf, -action)
+            mean = child.totals[player] / child.visits
+            return (mean, child.visits, -action) if by_mean else (child.visits, mean, -action)
 
         return max(legal, key=key)
 
     # -- one simulation -----------------------------------------------------------------------------
 
     def _simulate(self, root: _Node, state: GameState, me: int, policy: _Policy,
-                  evaluate: Callable[[GameState], list[float]]) -> None:
+                  evaluate: Callable[[GameState], list[float]], ahead: Callable[[GameState], bool],
+                  first: int = -1) -> None:
+        """One simulation in the determinization ``state``; ``first`` (>= 0) forces the root action."""
         c = self.options.c
         choice = self._choice
         modelled = self.options.opponents == "policy"
         bias = self.options.bias
         node = root
         path = [root]
-        while not state.is_over:
+        if first >= 0:  # root=cycle: the round decides the root action
+            child = root.children.get(first)
+            if child is None:
+                child = root.children[first] = _Node(len(root.totals))
+            child.available += 1
+            node = child
+            state.apply(first)
+            path.append(node)
+            if not child.visits:  # a new node: straight to the rollout, as after an expansion
+                return self._finish(path, state, policy, evaluate, ahead)
+        while not state.is_over and ahead(state):
             if modelled and state.current_player != me:  # the opponent model moves; the tree records it
                 action = policy(state)
                 child = node.children.get(action)
@@ -366,21 +421,21 @@ class ISMCTSAgent(Agent):
                 continue
             legal = state.legal_actions()
             children = node.children
+            favoured = -1
+            if bias:
+                favoured = self._favoured if node is root and self._favoured >= 0 else policy(state)
             untried = [a for a in legal if a not in children]
             if untried:
                 for action in legal:
                     if action in children:
                         children[action].available += 1
-                action = untried[int(choice.random() * len(untried))]
+                action = favoured if favoured in untried else untried[int(choice.random() * len(untried))]
                 node = children[action] = _Node(len(root.totals))
                 node.available = 1
                 state.apply(action)
                 path.append(node)
                 break
             player = state.current_player
-            favoured = -1
-            if bias:
-                favoured = self._favoured if node is root and self._favoured >= 0 else policy(state)
             best_score = -math.inf
             best_action = legal[0]
             for action in legal:
@@ -395,9 +450,14 @@ class ISMCTSAgent(Agent):
             node = children[best_action]
             state.apply(best_action)
             path.append(node)
+        return self._finish(path, state, policy, evaluate, ahead)
+
+    def _finish(self, path: list[_Node], state: GameState, policy: _Policy,
+                evaluate: Callable[[GameState], list[float]], ahead: Callable[[GameState], bool]) -> None:
+        """Roll out to the end, the depth cap or the horizon; back the result up along ``path``."""
         depth = self.options.depth if self.options.depth is not None else math.inf
         steps = 0
-        while not state.is_over and steps < depth:
+        while not state.is_over and steps < depth and ahead(state):
             state.apply(policy(state))
             steps += 1
         values = state.returns() if state.is_over else evaluate(state)
@@ -431,6 +491,22 @@ class ISMCTSAgent(Agent):
                                   f"games with one: {', '.join(EVALUATORS)} (use eval=returns)")
             return EVALUATORS[game.name]
         return _evaluate_returns
+
+
+def _always(state: GameState) -> bool:
+    return True
+
+
+def _ahead_of_horizon(horizon: str, game: Game, root_state: GameState) -> Callable[[GameState], bool]:
+    """``ahead(state)``: whether a simulation from ``root_state`` may go on (``horizon=hand``: same hand)."""
+    if horizon == "game":
+        return _always
+    hand_of = HANDS.get(game.name)
+    if hand_of is None:
+        raise ConfigError(f"ismcts horizon=hand: {game.name} is not dealt in hands; games that are: "
+                          f"{', '.join(HANDS)} (use horizon=game)")
+    hand = hand_of(root_state)
+    return lambda state: hand_of(state) == hand
 
 
 class _Policy:
@@ -480,11 +556,15 @@ def make_ismcts(game: str, options: str, seed: int | None = None) -> ISMCTSAgent
     parsed = parse_options(options)
     if parsed.rollout != "random":
         _registry_agent(game, parsed.rollout, 0)  # fail fast on an unknown rollout agent
-    if parsed.eval == "material" and parsed.depth is not None and game not in EVALUATORS:
+    if parsed.horizon == "hand" and game not in HANDS:
+        raise ConfigError(f"ismcts horizon=hand: {game} is not dealt in hands; games that are: "
+                          f"{', '.join(HANDS)} (use horizon=game)")
+    if parsed.eval == "material" and (parsed.depth is not None or parsed.horizon != "game") \
+            and game not in EVALUATORS:
         raise ConfigError(f"ismcts eval=material has no evaluator for {game}; "
                           f"games with one: {', '.join(EVALUATORS)} (use eval=returns)")
     return ISMCTSAgent(seed, parsed)
 
 
-__all__ = ["DEFAULT_SIMS", "EVALUATORS", "ISMCTSAgent", "ISMCTSOptions", "SearchStats", "make_ismcts",
+__all__ = ["DEFAULT_SIMS", "EVALUATORS", "HANDS", "ISMCTSAgent", "ISMCTSOptions", "SearchStats", "make_ismcts",
            "parse_options"]

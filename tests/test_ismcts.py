@@ -404,6 +404,9 @@ def test_default_options_and_canonical_name():
     assert agent.options == ISMCTSOptions(sims=50, c=0.5, rollout="heuristic:pot", depth=10, eval="material")
     assert agent.name == "ismcts:sims=50,c=0.5,rollout=heuristic:pot,depth=10,eval=material"
     assert make_agent(RW, "ismcts:ms=250").options.sims is None  # a time budget alone
+    hand = make_agent("revolution_v0", "ismcts:sims=9,root=cycle,horizon=hand,eval=material", seed=1)
+    assert hand.name == "ismcts:sims=9,c=1,rollout=random,horizon=hand,eval=material,root=cycle"
+    assert parse_options(hand.name.partition(":")[2]) == hand.options  # the name is a spec
 
 
 @pytest.mark.parametrize(("spec", "message"), [
@@ -418,7 +421,11 @@ def test_default_options_and_canonical_name():
     ("ismcts:opponents=smart", "'opponents' must be one of tree, policy"),
     ("ismcts:bias=-1,rollout=heuristic:pot", "'bias' must be a finite number >= 0"),
     ("ismcts:bias=2", "'bias' favours the rollout agent's move; give rollout=heuristic:<name>"),
-    ("ismcts:budget=3", "unknown ismcts option 'budget'; known: sims, ms, c, rollout, depth, eval, opponents, bias"),
+    ("ismcts:root=best", "'root' must be one of ucb, cycle"),
+    ("ismcts:horizon=trick", "'horizon' must be one of game, hand"),
+    ("ismcts:horizon=hand", "revolutionary_war_v0 is not dealt in hands"),
+    ("ismcts:budget=3", "unknown ismcts option 'budget'; known: sims, ms, c, rollout, depth, eval, opponents, bias, "
+                        "root, horizon"),
     ("ismcts:sims", "must be key=value"),
     ("ismcts:sims=5,sims=6", "'sims' is given twice"),
     ("ismcts:rollout=ismcts", "cannot be an ismcts agent"),
@@ -485,6 +492,51 @@ def test_same_seed_gives_the_same_tree():
         roots.append({a: (child.visits, child.totals) for a, child in root.children.items()})
     assert roots[0] == roots[1]
     assert sum(visits for visits, _ in roots[0].values()) == 60
+
+
+def test_cycled_root_compares_every_action_on_the_same_deals():
+    state = _position(card_envs.make_game("revolution_v0"), seed=2, steps=30)
+    decision = Decision.of(state)
+    legal = decision.legal_actions
+    assert len(legal) >= 3
+    agent = make_agent("revolution_v0", "ismcts:sims=7,root=cycle,depth=6,eval=material", seed=5)
+    worlds = []
+    sample = Decision.sample_state
+
+    def recording(self, rng, **kwargs):
+        worlds.append(sample(self, rng, **kwargs))
+        return worlds[-1]
+
+    Decision.sample_state = recording
+    try:
+        root = agent.search(decision)
+    finally:
+        Decision.sample_state = sample
+    rounds = -(-7 // len(legal))  # a round is always finished
+    assert len(worlds) == rounds  # one determinization per round, shared by every root action
+    assert {a: child.visits for a, child in root.children.items()} == dict.fromkeys(legal, rounds)
+    assert root.visits == rounds * len(legal) == agent.stats.simulations
+    means = {a: child.totals[decision.player] / child.visits for a, child in root.children.items()}
+    assert means[agent.best_action(root, legal, decision.player)] == max(means.values())
+
+
+def test_hand_horizon_evaluates_where_the_hand_ends(monkeypatch):  # R15: each hand is scored as it ends
+    game = card_envs.make_game("revolution_v0", num_hands=2)
+    state = _position(game, seed=4, steps=12)
+    assert state.hand_number == 1
+    seen = []
+
+    def evaluate(after):
+        seen.append((after.hand_number, after.is_over, sum(after.tricks_won), list(after.scores)))
+        return [0.0] * 4
+
+    monkeypatch.setitem(EVALUATORS, "revolution_v0", evaluate)
+    agent = make_agent("revolution_v0", "ismcts:sims=30,horizon=hand,eval=material", seed=0)
+    agent.search(Decision.of(state))
+    assert len(seen) == 30  # every simulation stops at the horizon, none reaches the end of the game
+    for hand, over, tricks, scores in seen:
+        assert (hand, over, tricks) == (2, False, 0)  # the first position of the next hand
+        assert sum(scores) > 0  # the first hand's tricks are scored
 
 
 def _rw_endgames(count: int):
