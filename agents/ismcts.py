@@ -59,6 +59,11 @@ key           meaning                                                       defa
               (common random numbers: the actions are compared on the same
               deals, so the deal's luck cancels), a round is always
               finished, and the move played is the best mean reward
+``tree``      the searcher's own decisions searched in the tree per         none (unbounded)
+              simulation (int >= 1); its later decisions follow the
+              rollout policy. ``tree=1`` with ``root=cycle`` is
+              determinized flat Monte Carlo ("PIMC"): every root action
+              on the same deals, everyone's play after it by the policy
 ``horizon``   ``game``: simulations run to the end of the game (or          ``game``
               ``depth``); ``hand``: they stop where the hand in progress
               at the root ends and the position is evaluated by ``eval``
@@ -175,6 +180,7 @@ class ISMCTSOptions:
     bias: float = 0.0
     root: str = "ucb"
     horizon: str = "game"
+    tree: int | None = None
 
     def __post_init__(self) -> None:
         if self.sims is None and self.ms is None:
@@ -197,6 +203,9 @@ class ISMCTSOptions:
         if self.opponents not in _OPPONENTS:
             raise ConfigError(f"ismcts option 'opponents' must be one of {', '.join(_OPPONENTS)}, "
                               f"got {self.opponents!r}")
+        if self.tree is not None and (isinstance(self.tree, bool) or not isinstance(self.tree, int)
+                                      or self.tree < 1):
+            raise ConfigError(f"ismcts option 'tree' must be an integer >= 1, got {self.tree!r}")
         if self.root not in _ROOTS:
             raise ConfigError(f"ismcts option 'root' must be one of {', '.join(_ROOTS)}, got {self.root!r}")
         if self.horizon not in _HORIZONS:
@@ -226,11 +235,13 @@ class ISMCTSOptions:
             parts.append(f"bias={self.bias:g}")
         if self.root != "ucb":
             parts.append(f"root={self.root}")
+        if self.tree is not None:
+            parts.append(f"tree={self.tree}")
         return "ismcts:" + ",".join(parts)
 
 
 _KEYS = {"sims": int, "ms": float, "c": float, "rollout": str, "depth": int, "eval": str, "opponents": str,
-         "bias": float, "root": str, "horizon": str}
+         "bias": float, "root": str, "horizon": str, "tree": int}
 
 
 def parse_options(text: str) -> ISMCTSOptions:
@@ -397,6 +408,7 @@ class ISMCTSAgent(Agent):
         choice = self._choice
         modelled = self.options.opponents == "policy"
         bias = self.options.bias
+        own_left = self.options.tree if self.options.tree is not None else math.inf  # own decisions the tree may take
         node = root
         path = [root]
         if first >= 0:  # root=cycle: the round decides the root action
@@ -407,6 +419,7 @@ class ISMCTSAgent(Agent):
             node = child
             state.apply(first)
             path.append(node)
+            own_left -= 1
             if not child.visits:  # a new node: straight to the rollout, as after an expansion
                 return self._finish(path, state, policy, evaluate, ahead)
         while not state.is_over and ahead(state):
@@ -419,6 +432,10 @@ class ISMCTSAgent(Agent):
                 state.apply(action)
                 path.append(node)
                 continue
+            if state.current_player == me:
+                if own_left <= 0:  # deeper than ``tree``: the rollout policy plays on
+                    break
+                own_left -= 1
             legal = state.legal_actions()
             children = node.children
             favoured = -1

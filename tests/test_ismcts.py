@@ -422,10 +422,11 @@ def test_default_options_and_canonical_name():
     ("ismcts:bias=-1,rollout=heuristic:pot", "'bias' must be a finite number >= 0"),
     ("ismcts:bias=2", "'bias' favours the rollout agent's move; give rollout=heuristic:<name>"),
     ("ismcts:root=best", "'root' must be one of ucb, cycle"),
+    ("ismcts:tree=0", "'tree' must be an integer >= 1"),
     ("ismcts:horizon=trick", "'horizon' must be one of game, hand"),
     ("ismcts:horizon=hand", "revolutionary_war_v0 is not dealt in hands"),
     ("ismcts:budget=3", "unknown ismcts option 'budget'; known: sims, ms, c, rollout, depth, eval, opponents, bias, "
-                        "root, horizon"),
+                        "root, horizon, tree"),
     ("ismcts:sims", "must be key=value"),
     ("ismcts:sims=5,sims=6", "'sims' is given twice"),
     ("ismcts:rollout=ismcts", "cannot be an ismcts agent"),
@@ -607,6 +608,29 @@ def test_opponent_model_decides_the_opponents_moves_in_the_tree(opponents):
         assert set(branching) == {1}
     else:  # UCB tries every legal reply
         assert max(branching) > 1
+
+
+@pytest.mark.parametrize("tree", [None, 1, 2])
+def test_tree_option_bounds_the_searchers_own_decisions_in_the_tree(tree):
+    decision, _ = next(_rw_endgames(1))  # deck empty: every determinization is the same position
+    spec = "ismcts:sims=300" + (f",tree={tree}" if tree else "")
+    root = make_agent(RW, spec, seed=0).search(decision)
+    state = decision.sample_state(np.random.default_rng(0))
+
+    def own_depths(node, state, own: int) -> set[int]:  # own decisions taken in the tree on each path
+        depths = {own}
+        for action, child in node.children.items():
+            after = state.clone()
+            mine = state.current_player == decision.player
+            after.apply(action)
+            depths |= own_depths(child, after, own + mine)
+        return depths
+
+    deepest = max(own_depths(root, state, 0))
+    if tree is None:
+        assert deepest > 2  # unbounded, the tree reaches later own decisions (else the checks below say nothing)
+    else:
+        assert deepest == tree
 
 
 def test_a_strong_bias_plays_the_rollout_agents_move():
