@@ -59,6 +59,8 @@ key           meaning                                                       defa
               (common random numbers: the actions are compared on the same
               deals, so the deal's luck cancels), a round is always
               finished, and the move played is the best mean reward
+              (with ``bias``: the rollout agent's move's mean plus
+              ``bias / (visits + 1)``, ties to that move)
 ``tree``      the searcher's own decisions searched in the tree per         none (unbounded)
               simulation (int >= 1); its later decisions follow the
               rollout policy. ``tree=1`` with ``root=cycle`` is
@@ -350,11 +352,12 @@ class ISMCTSAgent(Agent):
             return legal[0]
         start, cpu_start = time.perf_counter(), time.process_time()
         root = self.search(decision)
+        action = self.best_action(root, decision.legal_actions, decision.player)
         self._favoured = -1
         self.stats.searched += 1
         self.stats.seconds += time.perf_counter() - start
         self.stats.cpu_seconds += time.process_time() - cpu_start
-        return self.best_action(root, decision.legal_actions, decision.player)
+        return action
 
     def search(self, decision: Decision) -> _Node:
         """Run the budgeted simulations from ``decision``; the root of the tree."""
@@ -386,15 +389,21 @@ class ISMCTSAgent(Agent):
 
     def best_action(self, root: _Node, legal: Sequence[int], player: int) -> int:
         """The most visited root action (ties: higher mean reward for ``player``, then lower id);
-        with ``root=cycle`` (equal visits) the best mean reward."""
+        with ``root=cycle`` (equal visits) the best mean reward, the rollout agent's move's mean raised
+        by ``bias / (visits + 1)`` (so the search leaves that move only for a clear gain on the deals)."""
         by_mean = self.options.root == "cycle"
+        favoured, bias = self._favoured, self.options.bias
 
         def key(action: int) -> tuple[float, float, int]:
             child = root.children.get(action)
             if child is None or not child.visits:
                 return (-math.inf, -math.inf, -action)
             mean = child.totals[player] / child.visits
-            return (mean, child.visits, -action) if by_mean else (child.visits, mean, -action)
+            if not by_mean:
+                return (child.visits, mean, -action)
+            if action == favoured:
+                mean += bias / (child.visits + 1)
+            return (mean, action == favoured, -action)
 
         return max(legal, key=key)
 

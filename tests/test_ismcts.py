@@ -633,11 +633,12 @@ def test_tree_option_bounds_the_searchers_own_decisions_in_the_tree(tree):
         assert deepest == tree
 
 
-def test_a_strong_bias_plays_the_rollout_agents_move():
+@pytest.mark.parametrize("root", ["ucb", "cycle"])
+def test_a_strong_bias_plays_the_rollout_agents_move(root):
     game = card_envs.make_game(RW)
     cheapest = make_agent(RW, "heuristic:cheapest", 0)
-    biased = make_agent(RW, "ismcts:sims=40,rollout=heuristic:cheapest,bias=1e6", 0)
-    unbiased = make_agent(RW, "ismcts:sims=40,rollout=heuristic:cheapest", 0)
+    biased = make_agent(RW, f"ismcts:sims=40,rollout=heuristic:cheapest,bias=1e6,root={root}", 0)
+    unbiased = make_agent(RW, f"ismcts:sims=40,rollout=heuristic:cheapest,root={root}", 0)
     differs = 0
     for seed in range(4):
         state = game.new_state(np.random.default_rng(seed))
