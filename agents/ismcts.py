@@ -40,9 +40,10 @@ key           meaning                                                       defa
               (``heuristic:<name>``); not ``ismcts`` itself
 ``depth``     at most this many rollout decisions (int >= 1), then the      none (to the end)
               position is evaluated by ``eval``
-``eval``      evaluation at the depth cap: ``returns`` (rewards earned so   ``returns``
-              far) or ``material`` (returns plus a per-game estimate of
-              the final result from the public score; see ``EVALUATORS``)
+``eval``      evaluation at the depth cap or horizon: ``returns`` (rewards  ``returns``
+              earned so far) or ``material`` (returns plus a per-game
+              estimate of the final result from the public score; see
+              ``EVALUATORS``)
 ``opponents`` ``tree``: the other seats choose by UCB on their own         ``tree``
               rewards inside the tree, as in SO-ISMCTS (max^n);
               ``policy``: they follow the rollout policy there too (an
@@ -65,7 +66,8 @@ key           meaning                                                       defa
               simulation (int >= 1); its later decisions follow the
               rollout policy. ``tree=1`` with ``root=cycle`` is
               determinized flat Monte Carlo ("PIMC"): every root action
-              on the same deals, everyone's play after it by the policy
+              on the same deals, the searcher's later play by the policy
+              (and the others' too, with ``opponents=policy``)
 ``horizon``   ``game``: simulations run to the end of the game (or          ``game``
               ``depth``); ``hand``: they stop where the hand in progress
               at the root ends and the position is evaluated by ``eval``
