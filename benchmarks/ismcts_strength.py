@@ -162,6 +162,11 @@ def format_markdown(rows: Sequence[dict[str, Any]], meta: dict[str, Any]) -> str
                      f"{r['sims_per_search']:.0f} | "
                      f"{r['searched_per_game']:.1f} |")
     lines += ["", f"Machine: {meta['machine']}. Last run: {meta['date']}, `{meta['command']}`."]
+    commands = sorted({(r["command"], r.get("date", "")) for r in rows if r.get("command")})
+    if commands:
+        lines += ["", "Commands that made the rows (\"backfilled\": reconstructed from the issue notes; results do not "
+                  "depend on --workers):", ""]
+        lines += [f"- {date}: `{command}`" for command, date in commands]
     return "\n".join(lines) + "\n"
 
 
@@ -207,6 +212,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _write_merged(json_path: str, args: argparse.Namespace, argv: Sequence[str] | None,
                   rows: list[dict[str, Any]]) -> None:
     old = []
+    command = "python -m benchmarks.ismcts_strength " + shlex.join(argv if argv is not None else sys.argv[1:])
+    date = time.strftime("%Y-%m-%d %H:%M")
+    rows = [{**row, "command": command, "date": date} for row in rows]
     if os.path.exists(json_path):
         with open(json_path) as handle:
             old = json.load(handle)["rows"]
@@ -214,8 +222,8 @@ def _write_merged(json_path: str, args: argparse.Namespace, argv: Sequence[str] 
     meta = {
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
                    f"Python {platform.python_version()}, load average {os.getloadavg()[0]:.1f} at the end",
-        "date": time.strftime("%Y-%m-%d %H:%M"),
-        "command": "python -m benchmarks.ismcts_strength " + shlex.join(argv if argv is not None else sys.argv[1:]),
+        "date": date,
+        "command": command,
     }
     write_atomically(json_path, json.dumps({"meta": meta, "rows": merged}, indent=2) + "\n")
     write_atomically(os.path.join(args.out, "ismcts_strength.md"), format_markdown(merged, meta))

@@ -707,3 +707,8 @@ def test_strength_benchmark_writes_and_merges_results(tmp_path):
     assert sorted(r["agent"] for r in rows) == ["ismcts:sims=2,c=1,rollout=random", "ismcts:sims=3,c=1,rollout=random"]
     table = (tmp_path / "ismcts_strength.md").read_text()
     assert table.count("| revolutionary_war_v0 |") == 2
+    commands = {r["agent"]: r["command"] for r in rows}  # each row keeps the command that made it
+    assert commands["ismcts:sims=2,c=1,rollout=random"].endswith("--budgets 2 3 --games-per-point 2 --workers 1 "
+                                                                 f"--out {tmp_path}")
+    assert commands["ismcts:sims=3,c=1,rollout=random"].endswith("--budgets 3 --games-per-point 2 --workers 1 "
+                                                                 f"--out {tmp_path}")
