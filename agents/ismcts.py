@@ -370,15 +370,15 @@ class ISMCTSAgent(Agent):
         deadline = math.inf if options.ms is None else time.perf_counter() + options.ms / 1000.0
         policy = self._policy(game)
         evaluate = self._evaluation(game)
-        ahead: Callable[[GameState], bool] | None = None
+        ahead: Callable[[GameState], bool] | None = None  # horizon=hand: whether a state is still in the root's hand
         me = decision.player
         # root=ucb: one determinization per simulation; root=cycle: one per round, every legal root action in it
         firsts: Sequence[int] = decision.legal_actions if options.root == "cycle" else (-1,)
         done = 0
         while done < budget:
             world = decision.sample_state(self.rng, remember=True)
-            if ahead is None:  # every determinization is at the root's hand
-                ahead = _ahead_of_horizon(options.horizon, game, world)
+            if options.horizon == "hand" and ahead is None:  # every determinization is at the root's hand
+                ahead = _ahead_of_horizon(game, world)
             for index, first in enumerate(firsts):
                 policy.reset()
                 state = world.clone() if index < len(firsts) - 1 else world
@@ -412,9 +412,10 @@ class ISMCTSAgent(Agent):
     # -- one simulation -----------------------------------------------------------------------------
 
     def _simulate(self, root: _Node, state: GameState, me: int, policy: _Policy,
-                  evaluate: Callable[[GameState], list[float]], ahead: Callable[[GameState], bool],
+                  evaluate: Callable[[GameState], list[float]], ahead: Callable[[GameState], bool] | None,
                   first: int = -1) -> None:
-        """One simulation in the determinization ``state``; ``first`` (>= 0) forces the root action."""
+        """One simulation in the determinization ``state``; ``first`` (>= 0) forces the root action;
+        ``ahead`` (``None``: no horizon) says whether a state is before the horizon."""
         c = self.options.c
         choice = self._choice
         modelled = self.options.opponents == "policy"
@@ -423,9 +424,7 @@ class ISMCTSAgent(Agent):
         node = root
         path = [root]
         if first >= 0:  # root=cycle: the round decides the root action
-            child = root.children.get(first)
-            if child is None:
-                child = root.children[first] = _Node(len(root.totals))
+            child = _child(root, first)
             child.available += 1
             node = child
             state.apply(first)
@@ -433,13 +432,10 @@ class ISMCTSAgent(Agent):
             own_left -= 1
             if not child.visits:  # a new node: straight to the rollout, as after an expansion
                 return self._finish(path, state, policy, evaluate, ahead)
-        while not state.is_over and ahead(state):
+        while not state.is_over and (ahead is None or ahead(state)):
             if modelled and state.current_player != me:  # the opponent model moves; the tree records it
                 action = policy(state)
-                child = node.children.get(action)
-                if child is None:
-                    child = node.children[action] = _Node(len(root.totals))
-                node = child
+                node = _child(node, action)
                 state.apply(action)
                 path.append(node)
                 continue
@@ -481,11 +477,11 @@ class ISMCTSAgent(Agent):
         return self._finish(path, state, policy, evaluate, ahead)
 
     def _finish(self, path: list[_Node], state: GameState, policy: _Policy,
-                evaluate: Callable[[GameState], list[float]], ahead: Callable[[GameState], bool]) -> None:
+                evaluate: Callable[[GameState], list[float]], ahead: Callable[[GameState], bool] | None) -> None:
         """Roll out to the end, the depth cap or the horizon; back the result up along ``path``."""
         depth = self.options.depth if self.options.depth is not None else math.inf
         steps = 0
-        while not state.is_over and steps < depth and ahead(state):
+        while not state.is_over and steps < depth and (ahead is None or ahead(state)):
             state.apply(policy(state))
             steps += 1
         values = state.returns() if state.is_over else evaluate(state)
@@ -521,14 +517,16 @@ class ISMCTSAgent(Agent):
         return _evaluate_returns
 
 
-def _always(state: GameState) -> bool:
-    return True
+def _child(node: _Node, action: int) -> _Node:
+    """``node``'s child for ``action``, added if new."""
+    child = node.children.get(action)
+    if child is None:
+        child = node.children[action] = _Node(len(node.totals))
+    return child
 
 
-def _ahead_of_horizon(horizon: str, game: Game, root_state: GameState) -> Callable[[GameState], bool]:
-    """``ahead(state)``: whether a simulation from ``root_state`` may go on (``horizon=hand``: same hand)."""
-    if horizon == "game":
-        return _always
+def _ahead_of_horizon(game: Game, root_state: GameState) -> Callable[[GameState], bool]:
+    """``ahead(state)`` for ``horizon=hand``: whether a simulation from ``root_state`` is still in its hand."""
     hand_of = HANDS.get(game.name)
     if hand_of is None:
         raise ConfigError(f"ismcts horizon=hand: {game.name} is not dealt in hands; games that are: "

@@ -37,9 +37,8 @@ from card_envs.revolution.rules import (
     SUIT_BITS,
     SUIT_OF,
     RevolutionView,
-    bits_of,
     known_holding_limits,
-    recall_limits,
+    unseen_cards,
 )
 
 ACE = 12  # rank value of an ace
@@ -66,34 +65,17 @@ def wins_now(view: RevolutionView, card: int, winning: int | None = None) -> boo
     """Would ``card``, played by the acting follower, be the winning card right after it is played?
     (``winning``: :func:`winning_card` of the view, if already known.)"""
     suit = SUIT_OF[card]
-    if view.trump_suit != NO_SUIT:
-        return suit == view.trump_suit and card > (winning_card(view) if winning is None else winning)
-    if suit == view.led_suit:
-        return card > (winning_card(view) if winning is None else winning)
-    return suit != view.prev_led_suit  # R9: it fixes trump
+    if view.trump_suit == NO_SUIT and suit != view.led_suit:
+        return suit != view.prev_led_suit  # R9: it fixes trump
+    if view.trump_suit != NO_SUIT and suit != view.trump_suit:
+        return False
+    return card > (winning_card(view) if winning is None else winning)
 
 
 def players_after(view: RevolutionView) -> list[int]:
     """Followers still to play after the acting player in the current trick."""
     order = trick_order(view)
     return order[order.index(view.player) + 1:] if view.player in order else []
-
-
-def unseen_mask(view: RevolutionView) -> int:
-    """Bit mask of the cards the player has not seen this hand: held by opponents or in the hidden trick pile."""
-    seen = bits_of(view.hand) | _played_bits(view.trick) | _played_bits(view.prev_trick)
-    if view.recall:  # full_recall, or a remembering player's view
-        seen |= recall_limits(view.recall, view.player)[0]
-    return _CARD_MASK & ~seen
-
-
-def _played_bits(cards: tuple[int, ...]) -> int:
-    """The bit mask of a trick's cards (-1: no card in that slot)."""
-    bits = 0
-    for card in cards:
-        if card >= 0:
-            bits |= 1 << card
-    return bits
 
 
 class TableEstimate:
@@ -106,7 +88,7 @@ class TableEstimate:
 
     def __init__(self, view: RevolutionView) -> None:
         self.view = view
-        unseen_bits = unseen_mask(view)
+        unseen_bits = unseen_cards(view)
         limits = known_holding_limits(view)
         self.allowed = {s: limits.get(s, _CARD_MASK) & unseen_bits for s in range(4) if s != view.player}
         self.share = {s: min(view.hand_sizes[s] / max(mask.bit_count(), 1), 1.0) for s, mask in self.allowed.items()}
@@ -125,9 +107,7 @@ class TableEstimate:
         no_higher = keep ** (allowed & SUIT_BITS[SUIT_OF[card]] & ~((2 << card) - 1)).bit_count()
         if trump_fixed:
             return 1.0 - no_higher
-        void = keep ** (allowed & SUIT_BITS[led_suit]).bit_count()  # SUIT_BITS[NO_SUIT] is empty
-        can_trump = allowed & ~SUIT_BITS[led_suit] & ~SUIT_BITS[prev_led] & _CARD_MASK
-        return 1.0 - no_higher + (void if can_trump else 0.0)
+        return 1.0 - no_higher + self._void_term(seat, led_suit, prev_led)
 
     def holds(self, card: int, later: list[int], trump_fixed: bool) -> float:
         """Chance that ``card`` (winning once played) is still winning after ``later`` have played."""
@@ -149,16 +129,16 @@ class TableEstimate:
             seat = (me + k) & 3
             trumps = self._lead_trumps.get((seat, suit))
             if trumps is None:
-                trumps = self._lead_trumps[(seat, suit)] = self._void_term(seat, suit)
+                trumps = self._lead_trumps[(seat, suit)] = self._void_term(seat, suit, self.view.prev_led_suit)
             no_higher = (1.0 - self.share[seat]) ** (self.allowed[seat] & above).bit_count()
             chance *= 1.0 - (1.0 - no_higher + trumps)
         return chance
 
-    def _void_term(self, seat: int, led_suit: int) -> float:
+    def _void_term(self, seat: int, led_suit: int, prev_led: int) -> float:
         """The second term of :meth:`beaten_by` before trump is fixed: the chance of a void in the led
-        suit, if the seat may hold a card that would then fix trump."""
+        suit, if the seat may hold a card that would then fix trump (``SUIT_BITS[NO_SUIT]`` is empty)."""
         allowed = self.allowed[seat]
-        can_trump = allowed & ~SUIT_BITS[led_suit] & ~SUIT_BITS[self.view.prev_led_suit] & _CARD_MASK
+        can_trump = allowed & ~SUIT_BITS[led_suit] & ~SUIT_BITS[prev_led] & _CARD_MASK
         return (1.0 - self.share[seat]) ** (allowed & SUIT_BITS[led_suit]).bit_count() if can_trump else 0.0
 
 

@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import dataclasses
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -211,17 +211,10 @@ class TrainConfig:
         if self.seed < 0:
             raise ConfigError(f"seed must be >= 0, got {self.seed}")
         baselines = agent_names(self.game)
-        for name in self.pool.weights:
-            if name != "self" and name not in baselines:
-                raise ConfigError(f"pool.weights: unknown opponent {name!r} for {self.game}; "
-                                  f"known: self, {', '.join(baselines)}")
-        if self.duplicate_baseline is not None and self.duplicate_baseline not in baselines:
-            raise ConfigError(f"duplicate_baseline: unknown agent {self.duplicate_baseline!r} for {self.game}; "
-                              f"known: {', '.join(baselines)}")
-        for name in self.eval.opponents or []:
-            if name not in baselines:
-                raise ConfigError(f"eval.opponents: unknown baseline {name!r} for {self.game}; "
-                                  f"known: {', '.join(baselines)}")
+        _check_known(self.game, "pool.weights", "opponent", self.pool.weights, ["self", *baselines])
+        if self.duplicate_baseline is not None:
+            _check_known(self.game, "duplicate_baseline", "agent", [self.duplicate_baseline], baselines)
+        _check_known(self.game, "eval.opponents", "baseline", self.eval.opponents or [], baselines)
         rollout = self.ppo.n_steps * self.n_envs
         if self.ppo.batch_size > rollout:
             raise ConfigError(f"ppo.batch_size ({self.ppo.batch_size}) must be <= ppo.n_steps * n_envs ({rollout})")
@@ -229,10 +222,7 @@ class TrainConfig:
             from agents.registry import make_agent
 
             make_agent(self.game, self.pretrain.teacher)  # an unknown teacher fails here
-            for name in self.pretrain.mix:
-                if name not in baselines:
-                    raise ConfigError(f"pretrain.mix: unknown agent {name!r} for {self.game}; "
-                                      f"known: {', '.join(baselines)}")
+            _check_known(self.game, "pretrain.mix", "agent", self.pretrain.mix, baselines)
         self.pool.validate()
         self.ppo.validate()
         self.pretrain.validate()
@@ -246,6 +236,13 @@ class TrainConfig:
         from agents.registry import agent_names
 
         return list(self.eval.opponents or agent_names(self.game))
+
+
+def _check_known(game: str, key: str, kind: str, names: Iterable[str], known: Sequence[str]) -> None:
+    """A clear error for the first of ``names`` (given under ``key``) that is not in ``known``."""
+    for name in names:
+        if name not in known:
+            raise ConfigError(f"{key}: unknown {kind} {name!r} for {game}; known: {', '.join(known)}")
 
 
 def _positive(name: str, value: int) -> None:

@@ -81,8 +81,8 @@ def collect(game: Game, teacher_spec: str, games: int, seed: int,
     """
     agreed = choices = 0
     teachers = [make_agent(game.name, teacher_spec, seed=seed * 1_000 + seat) for seat in range(game.num_players)]
-    others = {spec: [make_agent(game.name, spec, seed=seed * 1_000 + 100 * (k + 1) + seat)
-                     for seat in range(game.num_players)] for k, spec in enumerate(mix or {})}
+    others = [[make_agent(game.name, spec, seed=seed * 1_000 + 100 * (k + 1) + seat)
+               for seat in range(game.num_players)] for k, spec in enumerate(mix or {})]  # per mix entry, per seat
     chances = np.cumsum([float(chance) for chance in (mix or {}).values()])
     rng = np.random.default_rng(seed)
     observations, masks, actions, returns = [], [], [], []
@@ -93,7 +93,7 @@ def collect(game: Game, teacher_spec: str, games: int, seed: int,
             for seat, u in enumerate(rng.random(game.num_players)):
                 k = int(np.searchsorted(chances, u, side="right"))
                 if k < len(chances):
-                    players[seat] = list(others.values())[k][seat]
+                    players[seat] = others[k][seat]
         recorded = [player is teachers[seat] for seat, player in enumerate(players)]
         for seat, player in enumerate(players):
             player.reset(game, seat)

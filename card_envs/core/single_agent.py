@@ -206,11 +206,10 @@ class SingleAgentEnv(gymnasium.Env):
             self.baseline.reset(self.game, self.seat)
             while not replay.is_over:
                 player = replay.current_player
-                agent = self.baseline if player == self.seat else lineup[player]
-                if agent is self.baseline:
-                    replay.apply(self._agent_action(agent, player))
+                if player == self.seat:
+                    replay.apply(self._agent_action(self.baseline, player))
                 else:
-                    replay.apply(self._opponent_action(agent, player))
+                    replay.apply(self._opponent_action(lineup[player], player))
         finally:
             self.state = learner_state
         return float(replay.cumulative[self.seat])

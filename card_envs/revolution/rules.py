@@ -707,21 +707,23 @@ def _narrow(limits: dict[int, int], viewer: int, leader: int, cards: Sequence[in
             break
 
 
-def possible_holdings(view: RevolutionView) -> dict[int, int]:
-    """The cards each other seat may hold, as far as ``view`` proves: the cards the viewer has not seen
-    (without ``full_recall``, it has seen only the current and previous trick), within
-    :func:`known_holding_limits`, and ``AS`` only with its :func:`known_ace_holder`."""
+def unseen_cards(view: RevolutionView) -> int:
+    """Bit mask of the cards ``view``'s player has not seen this hand (held by the others or in the
+    hidden trick pile): not in its hand, the current or previous trick, or (``full_recall``, or a
+    remembering player's view) any completed trick of the hand."""
     seen = bits_of(view.hand)
-    for card in view.trick:
+    for card in view.trick + view.prev_trick:
         if card >= 0:
             seen |= _BIT[card]
     if view.recall:
         seen |= recall_limits(view.recall, view.player)[0]
-    else:
-        for card in view.prev_trick:
-            if card >= 0:
-                seen |= _BIT[card]
-    unseen = _FULL & ~seen
+    return _FULL & ~seen
+
+
+def possible_holdings(view: RevolutionView) -> dict[int, int]:
+    """The cards each other seat may hold, as far as ``view`` proves: :func:`unseen_cards` within
+    :func:`known_holding_limits`, and ``AS`` only with its :func:`known_ace_holder`."""
+    unseen = unseen_cards(view)
     limits = known_holding_limits(view)
     ace_holder = known_ace_holder(view)
     possible = {}
