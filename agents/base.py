@@ -51,6 +51,20 @@ class Decision:
             return self._position.sample_remembered(self.player, rng)
         return self._position.sample_hidden(self.player, rng)
 
+    def actual_state(self, rng: np.random.Generator, *, remember: bool = False) -> GameState:
+        """A copy of the *real* position, hidden cards included -- for a privileged teacher only
+        (``ismcts:...,deal=true``, which imitation may learn from but no fair match should field).
+        Future chance (the copy's generator) is reseeded from ``rng``, so the copy does not know the
+        cards still to be dealt. ``remember=True``: a state of ``game.with_perfect_recall()``, as in
+        :meth:`sample_state`."""
+        if self._position is None:
+            raise RuntimeError("this decision was built without its position (use Decision.of(state))")
+        state = self._position.clone()
+        if remember:
+            state.game = state.game.with_perfect_recall()
+        state.rng = np.random.default_rng(int(rng.integers(2**63)))
+        return state
+
     @property
     def observation(self) -> np.ndarray:
         if self._observation is None:

@@ -72,6 +72,13 @@ key           meaning                                                       defa
               ``depth``); ``hand``: they stop where the hand in progress
               at the root ends and the position is evaluated by ``eval``
               (games dealt in hands: ``HANDS``)
+``deal``      ``sampled``: every simulation (round, with ``root=cycle``)    ``sampled``
+              draws a determinization; ``true``: it plays in a copy of
+              the *real* position, every hidden card visible (future
+              chance still reseeded) -- a privileged player that cheats,
+              for an imitation *teacher* (``pretrain.teacher``) only:
+              the student learns, from its own view, the move the
+              position's actual cards favour
 ============  ============================================================  ==================
 
 A fixed seed and a ``sims`` budget give the same move every time; an ``ms`` budget depends on the
@@ -165,6 +172,7 @@ _EVALS = ("returns", "material")
 _OPPONENTS = ("tree", "policy")
 _ROOTS = ("ucb", "cycle")
 _HORIZONS = ("game", "hand")
+_DEALS = ("sampled", "true")
 
 
 # -- options ---------------------------------------------------------------------------------------
@@ -185,6 +193,7 @@ class ISMCTSOptions:
     root: str = "ucb"
     horizon: str = "game"
     tree: int | None = None
+    deal: str = "sampled"
 
     def __post_init__(self) -> None:
         if self.sims is None and self.ms is None:
@@ -214,6 +223,8 @@ class ISMCTSOptions:
             raise ConfigError(f"ismcts option 'root' must be one of {', '.join(_ROOTS)}, got {self.root!r}")
         if self.horizon not in _HORIZONS:
             raise ConfigError(f"ismcts option 'horizon' must be one of {', '.join(_HORIZONS)}, got {self.horizon!r}")
+        if self.deal not in _DEALS:
+            raise ConfigError(f"ismcts option 'deal' must be one of {', '.join(_DEALS)}, got {self.deal!r}")
         if self.eval not in _EVALS:
             raise ConfigError(f"ismcts option 'eval' must be one of {', '.join(_EVALS)}, got {self.eval!r}")
         if self.rollout.partition(":")[0] == "ismcts":
@@ -241,11 +252,14 @@ class ISMCTSOptions:
             parts.append(f"root={self.root}")
         if self.tree is not None:
             parts.append(f"tree={self.tree}")
+        if self.deal != "sampled":
+            parts.append(f"deal={self.deal}")
         return "ismcts:" + ",".join(parts)
 
 
 _KEYS = {"sims": int, "ms": float, "c": float, "rollout": str, "depth": int, "eval": str, "opponents": str,
-         "bias": float, "root": str, "horizon": str, "tree": int}
+         "bias": float, "root": str, "horizon": str, "tree": int,
+         "deal": str}
 
 
 def parse_options(text: str) -> ISMCTSOptions:
@@ -374,9 +388,10 @@ class ISMCTSAgent(Agent):
         me = decision.player
         # root=ucb: one determinization per simulation; root=cycle: one per round, every legal root action in it
         firsts: Sequence[int] = decision.legal_actions if options.root == "cycle" else (-1,)
+        draw = decision.actual_state if options.deal == "true" else decision.sample_state
         done = 0
         while done < budget:
-            world = decision.sample_state(self.rng, remember=True)
+            world = draw(self.rng, remember=True)
             if options.horizon == "hand" and ahead is None:  # every determinization is at the root's hand
                 ahead = _ahead_of_horizon(game, world)
             for index, first in enumerate(firsts):

@@ -425,8 +425,9 @@ def test_default_options_and_canonical_name():
     ("ismcts:tree=0", "'tree' must be an integer >= 1"),
     ("ismcts:horizon=trick", "'horizon' must be one of game, hand"),
     ("ismcts:horizon=hand", "revolutionary_war_v0 is not dealt in hands"),
+    ("ismcts:deal=peek", "'deal' must be one of sampled, true"),
     ("ismcts:budget=3", "unknown ismcts option 'budget'; known: sims, ms, c, rollout, depth, eval, opponents, bias, "
-                        "root, horizon, tree"),
+                        "root, horizon, tree, deal"),
     ("ismcts:sims", "must be key=value"),
     ("ismcts:sims=5,sims=6", "'sims' is given twice"),
     ("ismcts:rollout=ismcts", "cannot be an ismcts agent"),
@@ -519,6 +520,46 @@ def test_cycled_root_compares_every_action_on_the_same_deals():
     assert root.visits == rounds * len(legal) == agent.stats.simulations
     means = {a: child.totals[decision.player] / child.visits for a, child in root.children.items()}
     assert means[agent.best_action(root, legal, decision.player)] == max(means.values())
+
+
+def test_true_deal_searches_the_real_position_with_fresh_future_chance(monkeypatch):
+    state = _position(card_envs.make_game("revolution_v0"), seed=6, steps=9)
+    decision = Decision.of(state)
+    real = state.to_dict()["fields"]
+    worlds = []
+    actual = Decision.actual_state
+
+    def recording(self, rng, **kwargs):
+        worlds.append(actual(self, rng, **kwargs))
+        return worlds[-1]
+
+    def no_sampling(self, rng, **kwargs):
+        raise AssertionError("deal=true must not draw determinizations")
+
+    monkeypatch.setattr(Decision, "actual_state", recording)
+    monkeypatch.setattr(Decision, "sample_state", no_sampling)
+    agent = make_agent("revolution_v0", "ismcts:sims=6,root=cycle,tree=1,horizon=hand,eval=material,deal=true", seed=2)
+    assert agent.name.endswith(",deal=true")
+    agent.search(decision)
+    assert len(worlds) == -(-6 // len(decision.legal_actions))  # one real copy per round
+    for world in worlds:
+        assert world.game is state.game.with_perfect_recall()
+    fresh = [actual(decision, np.random.default_rng(seed)) for seed in range(8)]
+    for world in fresh:
+        assert world.to_dict()["fields"] == real  # every hidden card as it really is
+    assert len({tuple(world.rng.permutation(52)[:6]) for world in fresh}) == 8  # later deals are not known
+    with pytest.raises(RuntimeError, match="without its position"):
+        Decision(state.game, 0, state.view(0), state.legal_actions()).actual_state(np.random.default_rng(0))
+
+
+def test_true_deal_play_beats_sampled_play_with_the_same_budget():
+    """The real cards are worth knowing: over the same deals against the same field, the privileged
+    (cheating) player wins far more hands than the fair one with the same search."""
+    base = "ismcts:sims=4,rollout=heuristic:counting,opponents=policy,root=cycle,tree=1,horizon=hand,eval=material"
+    rates = {deal: contest("revolution_v0", f"{base},deal={deal}", "heuristic:counting", 60, seed=11,
+                           config={"num_hands": 1}, progress=False).win_rate
+             for deal in ("sampled", "true")}
+    assert rates["true"] > rates["sampled"] + 0.2, rates
 
 
 def test_hand_horizon_evaluates_where_the_hand_ends(monkeypatch):  # R15: each hand is scored as it ends

@@ -33,6 +33,24 @@ def test_the_recorded_actions_are_the_teachers():
         assert (action == 13) == (mask.sum() == 1)
 
 
+def test_a_search_teacher_can_label_the_demonstrations():
+    # a search player needs the position behind each decision (to sample deals from, or to read the real
+    # one with deal=true); the labels are legal, and with the real deal they are the position's own move
+    from agents.base import Decision
+    from agents.registry import make_agent
+
+    game = card_envs.make_game("revolution_v0", num_hands=1)
+    spec = ("ismcts:sims=1,rollout=heuristic:counting,opponents=policy,root=cycle,tree=1,horizon=hand,"
+            "eval=material,deal=true")
+    data = collect(game, spec, games=2, seed=3)
+    assert len(data) > 20
+    assert all(mask[action] == 1 for mask, action in zip(data.masks, data.actions, strict=True))
+    assert (data.masks.sum(axis=1) > 1).any()  # some real choices were searched
+    state = game.new_state(np.random.default_rng(9))
+    labels = {make_agent(game.name, spec, seed=seed).act(Decision.of(state)) for seed in range(4)}
+    assert len(labels) == 1  # the real cards decide, not the search's seed
+
+
 def test_returns_follow_rewards_paid_during_the_game():
     # capture shaping pays every capture as it happens: a seat's return-to-go shrinks as it collects
     game = card_envs.make_game(GAME, shaping_weight=1.0)

@@ -31,10 +31,10 @@ key                         meaning
 ``pool.snapshot_every``     PPO updates between two snapshots of the learner
 ``pool.max_snapshots``      snapshots kept (oldest dropped); ``self`` draws uniformly among them
 ``ppo.*``                   MaskablePPO hyper-parameters (see :class:`PPOConfig`)
-``pretrain.teacher``        imitation warm start from this player (e.g. ``heuristic:endgame``), or
-                            ``null``; ``pretrain.games`` episodes, ``epochs``, ``batch_size``,
-                            ``learning_rate``, ``value_weight``; then ``dagger_rounds`` of
-                            ``dagger_games`` games played by the student, labelled by the teacher,
+``pretrain.teacher``        imitation warm start from this player (e.g. ``heuristic:endgame``, or a
+                            search player ``ismcts:...``), or ``null``; ``pretrain.games`` episodes,
+                            ``epochs``, ``batch_size``, ``learning_rate``, ``value_weight``; then
+                            ``dagger_rounds`` of ``dagger_games`` games played by the student, labelled by the teacher,
                             refitting ``dagger_epochs``; ``mix``: other players seated in those
                             games, agent spec -> chance per seat (see ``train/pretrain.py``)
 ``eval.interval``           learner decisions between evaluations (0: only at the end)

@@ -99,8 +99,8 @@ def collect(game: Game, teacher_spec: str, games: int, seed: int,
             player.reset(game, seat)
         earned_before: list[tuple[int, float]] = []  # (seat, its total reward before the decision)
         while not state.is_over:
-            player = state.current_player
-            decision = Decision(game, player, state.view(player), state.legal_actions())
+            decision = Decision.of(state)  # with its position: a search teacher samples from it
+            player = decision.player
             action = players[player].act(decision)
             if recorded[player]:
                 observations.append(decision.observation)
