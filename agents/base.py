@@ -45,11 +45,10 @@ class Decision:
         ``remember=True``: consistent with what the player would remember of the episode instead
         (``GameState.sample_remembered``; the sample is a state of ``game.with_perfect_recall()``).
         """
-        if self._position is None:
-            raise RuntimeError("this decision was built without its position (use Decision.of(state))")
+        position = self._require_position()
         if remember:
-            return self._position.sample_remembered(self.player, rng)
-        return self._position.sample_hidden(self.player, rng)
+            return position.sample_remembered(self.player, rng)
+        return position.sample_hidden(self.player, rng)
 
     def actual_state(self, rng: np.random.Generator, *, remember: bool = False) -> GameState:
         """A copy of the *real* position, hidden cards included -- for a privileged teacher only
@@ -57,13 +56,16 @@ class Decision:
         Future chance (the copy's generator) is reseeded from ``rng``, so the copy does not know the
         cards still to be dealt. ``remember=True``: a state of ``game.with_perfect_recall()``, as in
         :meth:`sample_state`."""
-        if self._position is None:
-            raise RuntimeError("this decision was built without its position (use Decision.of(state))")
-        state = self._position.clone()
+        state = self._require_position().clone()
         if remember:
             state.game = state.game.with_perfect_recall()
         state.rng = np.random.default_rng(int(rng.integers(2**63)))
         return state
+
+    def _require_position(self) -> GameState:
+        if self._position is None:
+            raise RuntimeError("this decision was built without its position (use Decision.of(state))")
+        return self._position
 
     @property
     def observation(self) -> np.ndarray:

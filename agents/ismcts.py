@@ -258,8 +258,7 @@ class ISMCTSOptions:
 
 
 _KEYS = {"sims": int, "ms": float, "c": float, "rollout": str, "depth": int, "eval": str, "opponents": str,
-         "bias": float, "root": str, "horizon": str, "tree": int,
-         "deal": str}
+         "bias": float, "root": str, "horizon": str, "tree": int, "deal": str}
 
 
 def parse_options(text: str) -> ISMCTSOptions:
@@ -524,12 +523,7 @@ class ISMCTSAgent(Agent):
         return agents
 
     def _evaluation(self, game: Game) -> Callable[[GameState], list[float]]:
-        if self.options.eval == "material":
-            if game.name not in EVALUATORS:
-                raise ConfigError(f"ismcts eval=material has no evaluator for {game.name}; "
-                                  f"games with one: {', '.join(EVALUATORS)} (use eval=returns)")
-            return EVALUATORS[game.name]
-        return _evaluate_returns
+        return _material_evaluator(game.name) if self.options.eval == "material" else _evaluate_returns
 
 
 def _child(node: _Node, action: int) -> _Node:
@@ -540,12 +534,25 @@ def _child(node: _Node, action: int) -> _Node:
     return child
 
 
+def _material_evaluator(game: str) -> Callable[[Any], list[float]]:
+    """``EVALUATORS[game]``, or a clear error for ``eval=material``."""
+    if game not in EVALUATORS:
+        raise ConfigError(f"ismcts eval=material has no evaluator for {game}; "
+                          f"games with one: {', '.join(EVALUATORS)} (use eval=returns)")
+    return EVALUATORS[game]
+
+
+def _hand_counter(game: str) -> Callable[[Any], int]:
+    """``HANDS[game]``, or a clear error for ``horizon=hand``."""
+    if game not in HANDS:
+        raise ConfigError(f"ismcts horizon=hand: {game} is not dealt in hands; games that are: "
+                          f"{', '.join(HANDS)} (use horizon=game)")
+    return HANDS[game]
+
+
 def _ahead_of_horizon(game: Game, root_state: GameState) -> Callable[[GameState], bool]:
     """``ahead(state)`` for ``horizon=hand``: whether a simulation from ``root_state`` is still in its hand."""
-    hand_of = HANDS.get(game.name)
-    if hand_of is None:
-        raise ConfigError(f"ismcts horizon=hand: {game.name} is not dealt in hands; games that are: "
-                          f"{', '.join(HANDS)} (use horizon=game)")
+    hand_of = _hand_counter(game.name)
     hand = hand_of(root_state)
     return lambda state: hand_of(state) == hand
 
@@ -597,13 +604,10 @@ def make_ismcts(game: str, options: str, seed: int | None = None) -> ISMCTSAgent
     parsed = parse_options(options)
     if parsed.rollout != "random":
         _registry_agent(game, parsed.rollout, 0)  # fail fast on an unknown rollout agent
-    if parsed.horizon == "hand" and game not in HANDS:
-        raise ConfigError(f"ismcts horizon=hand: {game} is not dealt in hands; games that are: "
-                          f"{', '.join(HANDS)} (use horizon=game)")
-    if parsed.eval == "material" and (parsed.depth is not None or parsed.horizon != "game") \
-            and game not in EVALUATORS:
-        raise ConfigError(f"ismcts eval=material has no evaluator for {game}; "
-                          f"games with one: {', '.join(EVALUATORS)} (use eval=returns)")
+    if parsed.horizon == "hand":  # fail fast, as the search would
+        _hand_counter(game)
+    if parsed.eval == "material" and (parsed.depth is not None or parsed.horizon != "game"):
+        _material_evaluator(game)
     return ISMCTSAgent(seed, parsed)
 
 

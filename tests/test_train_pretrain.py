@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 import card_envs
+from agents.base import Decision
+from agents.registry import make_agent
 from train.config import config_from_dict
 from train.pretrain import collect, fit
 from train.trainer import make_vec_env, new_model, warm_start
@@ -36,9 +38,6 @@ def test_the_recorded_actions_are_the_teachers():
 def test_a_search_teacher_can_label_the_demonstrations():
     # a search player needs the position behind each decision (to sample deals from, or to read the real
     # one with deal=true); the labels are legal, and with the real deal they are the position's own move
-    from agents.base import Decision
-    from agents.registry import make_agent
-
     game = card_envs.make_game("revolution_v0", num_hands=1)
     spec = ("ismcts:sims=1,rollout=heuristic:counting,opponents=policy,root=cycle,tree=1,horizon=hand,"
             "eval=material,deal=true")

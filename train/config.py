@@ -34,9 +34,10 @@ key                         meaning
 ``pretrain.teacher``        imitation warm start from this player (e.g. ``heuristic:endgame``, or a
                             search player ``ismcts:...``), or ``null``; ``pretrain.games`` episodes,
                             ``epochs``, ``batch_size``, ``learning_rate``, ``value_weight``; then
-                            ``dagger_rounds`` of ``dagger_games`` games played by the student, labelled by the teacher,
-                            refitting ``dagger_epochs``; ``mix``: other players seated in those
-                            games, agent spec -> chance per seat (see ``train/pretrain.py``)
+                            ``dagger_rounds`` of ``dagger_games`` games played by the student,
+                            labelled by the teacher, refitting ``dagger_epochs``; ``mix``: other
+                            players seated in those games, agent spec -> chance per seat (see
+                            ``train/pretrain.py``)
 ``eval.interval``           learner decisions between evaluations (0: only at the end)
 ``eval.games``              games against each baseline at every evaluation
 ``eval.final_games``        games against each baseline in the final summary
