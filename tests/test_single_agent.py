@@ -309,3 +309,44 @@ def test_the_baseline_is_subtracted_and_leaves_the_learners_game_unchanged():
 def test_a_baseline_must_be_an_agent():
     with pytest.raises(ConfigError, match="baseline must be an Agent"):
         SingleAgentEnv("revolutionary_war_v0", opponents=[RandomAgent(0)], baseline=lambda o, m: 0)
+
+
+class _EndsEveryTurnIdle(Agent):
+    """Ends step 1 without drawing and passes (Bloodlines), so two such turns are a stalemate (R15)."""
+
+    name = "idle"
+
+    def act(self, decision: Decision) -> int:
+        return max(a for a in decision.legal_actions if a in (211, 212))
+
+
+@pytest.mark.parametrize("draw_reward", [0.0, -1.0, 0.25])
+def test_a_drawn_game_pays_the_draw_reward(draw_reward):  # Bloodlines Sc-13: R15 stalemate, 3 : 3 royals
+    env = SingleAgentEnv("bloodlines_v0", opponents=[_EndsEveryTurnIdle()], seat=0, draw_reward=draw_reward,
+                         options={"bloodlines": ("H", "S"), "starting_player": 0})
+    deck = ["2C", "3C", "4D", "5D"]
+    env.reset(seed=0, options={"decks": [deck, deck]})
+    _, reward, _, _, _ = env.step(211)  # end step 1: no draw
+    assert reward == 0.0
+    _, reward, terminated, _, info = env.step(212)  # pass; the opponent's idle turn then ends the game
+    assert terminated and info["winners"] == [] and env.state.returns() == [0.0, 0.0]
+    assert reward == draw_reward
+
+
+def test_the_draw_reward_leaves_won_and_lost_games_alone():
+    env = SingleAgentEnv("bloodlines_v0", opponents=[RandomAgent(3)], draw_reward=-0.5)
+    rng = np.random.default_rng(4)
+    env.reset(seed=6)
+    outcomes = set()
+    for _ in range(30):
+        total = sum(play_episode(env, rng))
+        winners = env.state.winners()
+        outcomes.add("draw" if not winners else "won" if env.seat in winners else "lost")
+        assert total == pytest.approx(env.state.returns()[env.seat] + (-0.5 if not winners else 0.0))
+    assert {"won", "lost"} <= outcomes
+
+
+@pytest.mark.parametrize("draw_reward", [float("nan"), float("inf"), "lose", True])
+def test_a_bad_draw_reward_is_a_clear_error(draw_reward):
+    with pytest.raises(ConfigError, match="draw_reward must be a finite number"):
+        SingleAgentEnv("bloodlines_v0", opponents=[RandomAgent(0)], draw_reward=draw_reward)

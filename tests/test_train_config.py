@@ -60,6 +60,8 @@ def test_defaults_fill_every_key_but_the_game():
     (minimal(env_options={"no_such_option": 1}), "no_such_option"),
     ({"game": "chess_v0"}, "game must be one of"),
     (minimal(seed=True), "seed must be an integer"),
+    (minimal(draw_reward=float("nan")), "draw_reward must be a finite number"),
+    (minimal(draw_reward="lose"), "draw_reward must be a number"),
     (minimal(eval={"deterministic": "yes"}), "eval.deterministic must be true or false"),
     (minimal(pretrain={"teacher": "heuristic:nobody"}), "unknown agent 'heuristic:nobody'"),
     (minimal(pretrain={"games": 0}), "pretrain.games must be >= 1"),

@@ -141,3 +141,8 @@ def test_a_duplicate_baseline_config_pays_the_learner_its_return_minus_the_basel
     raw = env.unwrapped.state.returns()[env.unwrapped.seat]
     assert info["baseline_return"] in (-1.0, 0.0, 1.0)  # the pot player's result on the deal (win_loss)
     assert total == pytest.approx(raw - info["baseline_return"])
+
+
+def test_a_draw_reward_config_reaches_every_training_env():
+    config = small_config(draw_reward=-1.0)
+    assert [make_env(config, i, [])().unwrapped.draw_reward for i in range(2)] == [-1.0, -1.0]

@@ -24,6 +24,9 @@ key                         meaning
                             is paid its return minus the agent's (card luck cancels; the expected
                             gradient is unchanged; ``SingleAgentEnv``'s ``baseline``). One more game
                             per episode
+``draw_reward``             added to the learner's final reward when a training game ends without a
+                            winner (``SingleAgentEnv``'s ``draw_reward``); ``-1`` scores a two-player
+                            draw as a loss, so PPO maximises the win rate the evaluation counts
 ``init_from``               a checkpoint whose policy and value weights a fresh run starts from
                             (same game and network; new optimizer, schedules and pool)
 ``pool.weights``            opponent -> sampling weight: ``random``, ``heuristic:<name>``,
@@ -50,6 +53,7 @@ key                         meaning
 from __future__ import annotations
 
 import dataclasses
+import math
 import typing
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -195,6 +199,7 @@ class TrainConfig:
     run_dir: str | None = None
     init_from: str | None = None
     duplicate_baseline: str | None = None
+    draw_reward: float = 0.0
     pool: PoolConfig = field(default_factory=PoolConfig)
     ppo: PPOConfig = field(default_factory=PPOConfig)
     pretrain: PretrainConfig = field(default_factory=PretrainConfig)
@@ -211,6 +216,8 @@ class TrainConfig:
             _positive(name, getattr(self, name))
         if self.seed < 0:
             raise ConfigError(f"seed must be >= 0, got {self.seed}")
+        if not math.isfinite(self.draw_reward):
+            raise ConfigError(f"draw_reward must be a finite number, got {self.draw_reward}")
         baselines = agent_names(self.game)
         _check_known(self.game, "pool.weights", "opponent", self.pool.weights, ["self", *baselines])
         if self.duplicate_baseline is not None:

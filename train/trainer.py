@@ -82,7 +82,8 @@ def make_env(config: TrainConfig, index: int, snapshots: list[Snapshot]) -> Call
         baseline = None
         if config.duplicate_baseline is not None:
             baseline = make_agent(config.game, config.duplicate_baseline, seed=config.seed * 10_007 + index * 101 + 1)
-        return Monitor(TrainingEnv(config.game, pool, options=config.env_options, baseline=baseline))
+        return Monitor(TrainingEnv(config.game, pool, options=config.env_options, baseline=baseline,
+                                   draw_reward=config.draw_reward))
 
     return build
 

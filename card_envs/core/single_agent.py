@@ -25,6 +25,10 @@ Reward                 the learner's own reward (the game's ``rewards`` for its 
                        (what it earns before its first decision, with its first step).
                        Every episode ends with the learner's final reward: wins, losses and
                        draws alike (an episode can end on an opponent's move)
+``draw_reward``        added to the final reward of a game that ends without a winner
+                       (``state.winners()`` empty); default 0. ``-1`` pays a two-player draw
+                       like a loss, so the learner maximises its win rate (what the evaluation
+                       counts) rather than its expected result
 terminated/truncated   the game ended / hit its limit (``state.terminated`` / ``truncated``)
 final ``info``         ``returns`` (every seat), ``winners``, ``seat``, ``opponents`` (names),
                        ``won`` and ``is_success`` (the learner is among the winners)
@@ -85,7 +89,7 @@ class SingleAgentEnv(gymnasium.Env):
 
     def __init__(self, game: str | Game, opponents: Any, *, seat: int | None = None,
                  options: Mapping[str, Any] | None = None, illegal_action: str = "raise",
-                 render_mode: str | None = None, baseline: Any = None) -> None:
+                 render_mode: str | None = None, baseline: Any = None, draw_reward: float = 0.0) -> None:
         super().__init__()
         self.game = _make_game(game, options)
         players = self.game.num_players
@@ -103,6 +107,10 @@ class SingleAgentEnv(gymnasium.Env):
         if baseline is not None and not hasattr(baseline, "act"):
             raise ConfigError(f"baseline must be an Agent (with act(decision)), got {baseline!r}")
         self.baseline = baseline
+        if isinstance(draw_reward, bool) or not isinstance(draw_reward, (int, float, np.integer, np.floating)) \
+                or not np.isfinite(draw_reward):
+            raise ConfigError(f"draw_reward must be a finite number, got {draw_reward!r}")
+        self.draw_reward = float(draw_reward)
         self._replay: tuple[GameState, list[int | None]] | None = None  # the deal and the opponents' seeds
         self.fixed_seat = None if seat is None else int(seat)
         self.observation_space = spaces.Box(-np.inf, np.inf, (self.game.observation_size,), np.float32)
@@ -157,6 +165,8 @@ class SingleAgentEnv(gymnasium.Env):
         if state.is_over:
             self.ended = True
             info = self._final_info()
+            if not info["winners"]:
+                reward += self.draw_reward
             if self.baseline is not None:
                 info["baseline_return"] = self._baseline_return()
                 reward -= info["baseline_return"]
