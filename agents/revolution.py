@@ -92,7 +92,6 @@ class TableEstimate:
         limits = known_holding_limits(view)
         self.allowed = {s: limits.get(s, _CARD_MASK) & unseen_bits for s in range(4) if s != view.player}
         self.share = {s: min(view.hand_sizes[s] / max(mask.bit_count(), 1), 1.0) for s, mask in self.allowed.items()}
-        self._lead_trumps: dict[tuple[int, int], float] = {}  # (seat, suit) -> its void-and-trump term
 
     def beaten_by(self, seat: int, card: int, trump_fixed: bool, led_suit: int, prev_led: int) -> float:
         """Chance that ``seat``, playing later in the trick, can beat ``card``.
@@ -117,22 +116,33 @@ class TableEstimate:
             chance *= 1.0 - self.beaten_by(seat, card, trump_fixed, view.led_suit, view.prev_led_suit)
         return chance
 
-    def lead_holds(self, card: int) -> float:
-        """Chance that leading ``card`` wins the trick: nobody follows higher in its suit or trumps it
-        (:meth:`beaten_by` with the card's own suit led; its void-and-trump term is computed once per
-        seat and suit, as a leader weighs several cards of a suit)."""
+    def best_lead(self, legal: list[int]) -> tuple[float, int]:
+        """The lead most likely to win the trick, and that chance (ties: the lowest rank, then the
+        highest card index). A lead wins if nobody follows higher in its suit or trumps it: per seat,
+        :meth:`beaten_by` with the card's own suit led. Worked suit by suit, as a leader weighs
+        several cards of a suit: the void-and-trump term and the suit's allowed cards once per seat."""
         me = self.view.player
-        suit = SUIT_OF[card]
-        above = SUIT_BITS[suit] & ~((2 << card) - 1)
-        chance = 1.0
-        for k in range(1, 4):
-            seat = (me + k) & 3
-            trumps = self._lead_trumps.get((seat, suit))
-            if trumps is None:
-                trumps = self._lead_trumps[(seat, suit)] = self._void_term(seat, suit, self.view.prev_led_suit)
-            no_higher = (1.0 - self.share[seat]) ** (self.allowed[seat] & above).bit_count()
-            chance *= 1.0 - (1.0 - no_higher + trumps)
-        return chance
+        prev_led = self.view.prev_led_suit
+        seats = ((me + 1) & 3, (me + 2) & 3, (me + 3) & 3)
+        keeps = [1.0 - self.share[seat] for seat in seats]
+        per_suit: dict[int, tuple[tuple[float, int, float], ...]] = {}
+        best = (-1.0, 0, -1)
+        for card in legal:
+            suit = SUIT_OF[card]
+            terms = per_suit.get(suit)
+            if terms is None:
+                suit_bits = SUIT_BITS[suit]
+                terms = per_suit[suit] = tuple(
+                    (keep, self.allowed[seat] & suit_bits, self._void_term(seat, suit, prev_led))
+                    for seat, keep in zip(seats, keeps, strict=True))
+            below = ~((2 << card) - 1)
+            chance = 1.0
+            for keep, suit_allowed, trumps in terms:
+                chance *= 1.0 - (1.0 - keep ** (suit_allowed & below).bit_count() + trumps)
+            key = (chance, -RANK_OF[card], card)
+            if key > best:
+                best = key
+        return best[0], best[2]
 
     def _void_term(self, seat: int, led_suit: int, prev_led: int) -> float:
         """The second term of :meth:`beaten_by` before trump is fixed: the chance of a void in the led
@@ -240,7 +250,7 @@ class CardCounter(Agent):
         return self._lead(view, legal, table, PASS in decision.legal_actions)
 
     def _lead(self, view: RevolutionView, legal: list[int], table: TableEstimate, may_pass: bool) -> int:
-        chance, best = max((table.lead_holds(c), -RANK_OF[c], c) for c in legal)[0::2]
+        chance, best = table.best_lead(legal)
         if may_pass:
             threshold = self.offered_threshold if view.phase == OFFERED else self.lead_threshold
             if chance < threshold:

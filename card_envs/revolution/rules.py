@@ -82,7 +82,10 @@ def cards_of(bits: int) -> list[int]:
 
 def bits_of(cards: Sequence[int]) -> int:
     """The bit mask of some card indices."""
-    return sum(_BIT[c] for c in set(cards))
+    bits = 0
+    for card in cards:
+        bits |= _BIT[card]
+    return bits
 
 
 def card_code(card: int) -> str:
