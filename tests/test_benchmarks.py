@@ -148,3 +148,21 @@ def test_profile_report_has_the_ladder_and_the_component_table(tmp_path):
         assert f"| {rung} |" in text
     for component in ("state.apply", "state.legal_mask", "state.view", "game.encode", "whole loop"):
         assert f"| {component}" in text
+
+
+def test_opponent_cost_splits_the_training_env_step_by_opponent(tmp_path):
+    from benchmarks import opponent_cost
+
+    report = opponent_cost.main(["--games", GAME, "--decisions", "300", "--out", str(tmp_path)])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["opponent_cost.json", "opponent_cost.md"]
+    (result,) = json.loads((tmp_path / "opponent_cost.json").read_text())["results"]
+    assert result == json.loads(json.dumps(report["results"][0]))
+    opponents = {label.removeprefix("opponent ").split(":")[0] if label.startswith("opponent self") else
+                 label.removeprefix("opponent ") for label in result["parts"] if label.startswith("opponent ")}
+    pool = set(result["pool"])  # the committed config's pool: every entry is drawn within 300 decisions
+    assert opponents == pool
+    assert result["parts"]["learner observation"]["calls_per_decision"] >= 1.0
+    timed = sum(part["us_per_decision"] for part in result["parts"].values())
+    assert 0 < timed < result["env_step_us"]
+    assert result["rules_and_rest_us"] == pytest.approx(result["env_step_us"] - timed)
+    assert f"| {GAME} |" in (tmp_path / "opponent_cost.md").read_text()
