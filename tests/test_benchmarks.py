@@ -166,3 +166,33 @@ def test_opponent_cost_splits_the_training_env_step_by_opponent(tmp_path):
     assert 0 < timed < result["env_step_us"]
     assert result["rules_and_rest_us"] == pytest.approx(result["env_step_us"] - timed)
     assert f"| {GAME} |" in (tmp_path / "opponent_cost.md").read_text()
+
+
+def test_bloodlines_matchups_files_every_game_under_its_suit_pair(tmp_path):
+    from benchmarks import bloodlines_matchups
+
+    args = ["--agent", "heuristic:aggressor", "--games", "60", "--quiet", "--out", str(tmp_path)]
+    report = bloodlines_matchups.main(args)
+    stem = "bloodlines_matchups_heuristic_aggressor_vs_random"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"{stem}.json", f"{stem}.md"]
+    summary = report["summary"]
+    pairs = summary["by_matchup"]
+    assert all(len(pair) == 2 and pair[0] != pair[1] and set(pair) <= set("CDHS") for pair in pairs)
+    assert sum(c["games"] for c in pairs.values()) == summary["overall"]["games"] == 60
+    for key in ("won", "drawn", "lost"):
+        assert sum(c[key] for c in pairs.values()) == summary["overall"][key]
+    assert sum(e["games"] for e in summary["endings"]) == 60
+    assert all(e["result"] != "drawn" or e["royals"].split("-")[0] == e["royals"].split("-")[1]
+               for e in summary["endings"])  # R16 "royals": a draw has equal royals left
+    rates = [c["win_rate"] for c in pairs.values()]
+    assert rates == sorted(rates)  # weakest matchup first
+    again = bloodlines_matchups.main(args[:-2] + ["--out", str(tmp_path / "again")])
+    assert again["summary"] == summary  # the seed fixes every game
+
+
+def test_bloodlines_matchups_refuses_an_unknown_agent_before_playing(tmp_path):
+    from benchmarks import bloodlines_matchups
+
+    with pytest.raises(Exception, match="nobody"):
+        bloodlines_matchups.main(["--agent", "heuristic:nobody", "--games", "2", "--out", str(tmp_path)])
+    assert not tmp_path.exists() or not any(tmp_path.iterdir())
