@@ -180,7 +180,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         print(f"{game}: {decisions:,} learner decisions ...", file=sys.stderr, flush=True)
         results.append(measure_game(game, decisions, args.seed))
     machine["load_average_at_end"] = machine_description()["load_average_at_start"]
-    command = " ".join(["python -m benchmarks.opponent_cost", *map(shlex.quote, argv if argv is not None else sys.argv[1:])])
+    arguments = argv if argv is not None else sys.argv[1:]
+    command = " ".join(["python -m benchmarks.opponent_cost", *map(shlex.quote, arguments)])
     report = {"command": command, "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
               "machine": machine, "results": results}
     write_atomic(out / "opponent_cost.json", json.dumps(report, indent=2) + "\n")
