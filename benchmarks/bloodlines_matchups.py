@@ -18,11 +18,8 @@ first, with 95% Wilson intervals; how the games ended) and ``.json`` (the same, 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import re
-import shlex
-import sys
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -33,7 +30,7 @@ import numpy as np
 import card_envs
 from agents.match import ProgressBar, play_game, wilson
 from agents.registry import make_agent
-from benchmarks.throughput import write_atomic
+from benchmarks.throughput import run_stamp, write_atomic
 
 GAME = "bloodlines_v0"
 SUITS = "CDHS"
@@ -127,10 +124,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     for spec in (args.agent, args.opponent):
         make_agent(GAME, spec)  # an unknown spec or a bad checkpoint fails here, before any game
     records = play(args.agent, args.opponent, args.games, args.seed, not args.quiet)
-    report = {"command": "python -m benchmarks.bloodlines_matchups " + " ".join(shlex.quote(a) for a in (
-        argv if argv is not None else sys.argv[1:])), "date": dt.datetime.now(dt.timezone.utc).isoformat(
-        timespec="seconds"), "settings": {"agent": args.agent, "opponent": args.opponent, "games": args.games,
-                                          "seed": args.seed}, "summary": summarize(records)}
+    settings = {"agent": args.agent, "opponent": args.opponent, "games": args.games, "seed": args.seed}
+    report = {**run_stamp("benchmarks.bloodlines_matchups", argv), "settings": settings,
+              "summary": summarize(records)}
     out = args.out or (RESULTS_DIR / "quick" if args.quick else RESULTS_DIR)
     stem = f"bloodlines_matchups_{_slug(args.agent)}_vs_{_slug(args.opponent)}"
     write_atomic(out / f"{stem}.json", json.dumps(report, indent=2) + "\n")

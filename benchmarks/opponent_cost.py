@@ -34,9 +34,7 @@ Results: ``results/opponent_cost.md`` and ``.json``, each written to a temporary
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
-import shlex
 import sys
 import time
 from collections import defaultdict
@@ -46,8 +44,7 @@ from typing import Any
 
 import numpy as np
 
-import card_envs
-from benchmarks.throughput import machine_description, write_atomic
+from benchmarks.throughput import machine_description, machine_lines, run_stamp, select_games, write_atomic
 from benchmarks.training_throughput import committed_config
 from card_envs.core.single_agent import SingleAgentEnv, _name
 
@@ -154,7 +151,7 @@ def render_markdown(report: dict[str, Any]) -> str:
                          f"{part['calls_per_decision']:.2f} | {part['us_per_call']:.1f} | "
                          f"{part['us_per_decision']:.1f} |")
     lines += ["", "## Machine", ""]
-    lines += [f"- {key.replace('_', ' ')}: {value}" for key, value in report["machine"].items()]
+    lines += machine_lines(report["machine"])
     return "\n".join(lines) + "\n"
 
 
@@ -166,10 +163,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--quick", action="store_true", help="2,000 decisions per game, written to results/quick/")
     parser.add_argument("--out", type=Path, help="output folder (default benchmarks/results)")
     args = parser.parse_args(argv)
-    games = args.games.split(",") if args.games else list(card_envs.ENV_NAMES)
-    unknown = [g for g in games if g not in card_envs.ENV_NAMES]
-    if unknown:
-        parser.error(f"unknown game(s) {', '.join(unknown)}; registered: {', '.join(card_envs.ENV_NAMES)}")
+    games = select_games(args.games)
     if args.decisions < 1:
         parser.error(f"--decisions must be >= 1, got {args.decisions}")
     decisions = 2_000 if args.quick else args.decisions
@@ -180,10 +174,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         print(f"{game}: {decisions:,} learner decisions ...", file=sys.stderr, flush=True)
         results.append(measure_game(game, decisions, args.seed))
     machine["load_average_at_end"] = machine_description()["load_average_at_start"]
-    arguments = argv if argv is not None else sys.argv[1:]
-    command = " ".join(["python -m benchmarks.opponent_cost", *map(shlex.quote, arguments)])
-    report = {"command": command, "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-              "machine": machine, "results": results}
+    report = {**run_stamp("benchmarks.opponent_cost", argv), "machine": machine, "results": results}
     write_atomic(out / "opponent_cost.json", json.dumps(report, indent=2) + "\n")
     write_atomic(out / "opponent_cost.md", render_markdown(report))
     print(render_markdown(report))

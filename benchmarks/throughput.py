@@ -542,7 +542,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         lines += [f"The machine was busy (1-minute load average {start_load[0]:g} at the start, "
                   f"{end_load[0]:g} at the end, on {cpus} CPUs): wall-clock rates are "
                   "depressed and noisier; the CPU-time columns and the paired ratios are the ones to compare.", ""]
-    lines += [f"- {key.replace('_', ' ')}: {value}" for key, value in machine.items()]
+    lines += machine_lines(machine)
     lines += [f"- load average at end: {settings.get('load_average_at_end')}",
               f"- seed: {settings['seed']}", ""]
     return "\n".join(lines)
@@ -572,6 +572,18 @@ def write_results(report: dict[str, Any], out_dir: Path) -> tuple[Path, Path]:
 
 
 # -- command line ------------------------------------------------------------------------------------------
+
+
+def machine_lines(machine: dict[str, Any]) -> list[str]:
+    """The markdown bullet list of a :func:`machine_description`."""
+    return [f"- {key.replace('_', ' ')}: {value}" for key, value in machine.items()]
+
+
+def run_stamp(module: str, argv: Sequence[str] | None) -> dict[str, str]:
+    """``command`` (``python -m <module> <argv>``, ``sys.argv[1:]`` when ``argv`` is None) and UTC ``date``."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    return {"command": shlex.join(["python", "-m", module, *arguments]),
+            "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
 
 
 def select_games(requested: str | None) -> list[str]:
@@ -610,8 +622,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args = parse_args(argv)
     games = select_games(args.games)
     machine = machine_description()
-    date = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-    command = shlex.join(["python", "-m", "benchmarks.throughput", *argv])
+    stamp = run_stamp("benchmarks.throughput", argv)
+    date, command = stamp["date"], stamp["command"]
     settings = {
         "repeats": args.repeats, "seconds": args.seconds, "seed": args.seed, "games": games,
     }

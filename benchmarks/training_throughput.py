@@ -33,9 +33,7 @@ Results: ``results/training_throughput.md`` and ``.json``, each written to a tem
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
-import shlex
 import statistics
 import sys
 import time
@@ -48,7 +46,7 @@ import numpy as np
 from gymnasium import spaces
 
 import card_envs
-from benchmarks.throughput import machine_description, write_atomic
+from benchmarks.throughput import machine_description, machine_lines, run_stamp, select_games, write_atomic
 from train.config import TrainConfig, load_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -256,7 +254,7 @@ def render_markdown(report: dict[str, Any]) -> str:
                      f"{s['n_epochs']} | {s['net_arch']} | {s['torch_threads']} | {pool} | "
                      f"{s['mean_episode_length']} | {s['steps_per_sample']:,} |")
     lines += ["", "## Machine", ""]
-    lines += [f"- {key.replace('_', ' ')}: {value}" for key, value in report["machine"].items()]
+    lines += machine_lines(report["machine"])
     return "\n".join(lines) + "\n"
 
 
@@ -268,10 +266,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--quick", action="store_true", help="1 repeat of 1 rollout, written to results/quick/")
     parser.add_argument("--out", type=Path, help="output folder (default benchmarks/results)")
     args = parser.parse_args(argv)
-    games = args.games.split(",") if args.games else list(card_envs.ENV_NAMES)
-    unknown = [g for g in games if g not in card_envs.ENV_NAMES]
-    if unknown:
-        parser.error(f"unknown game(s) {', '.join(unknown)}; registered: {', '.join(card_envs.ENV_NAMES)}")
+    games = select_games(args.games)
     repeats, rollouts = (1, 1) if args.quick else (args.repeats, args.rollouts)
     out = args.out or ROOT / "benchmarks" / "results" / ("quick" if args.quick else "")
     machine = machine_description()
@@ -280,10 +275,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     machine["torch"] = __import__("torch").__version__
     machine["stable_baselines3"] = __import__("stable_baselines3").__version__
     machine["sb3_contrib"] = __import__("sb3_contrib").__version__
-    report = {"command": "python -m benchmarks.training_throughput " + " ".join(shlex.quote(a) for a in (
-        argv if argv is not None else sys.argv[1:])), "date": dt.datetime.now(dt.timezone.utc).isoformat(
-        timespec="seconds"), "settings": {"repeats": repeats, "rollouts": rollouts, "target": TARGET},
-        "machine": machine, "results": results}
+    report = {**run_stamp("benchmarks.training_throughput", argv),
+              "settings": {"repeats": repeats, "rollouts": rollouts, "target": TARGET},
+              "machine": machine, "results": results}
     write_atomic(out / "training_throughput.json", json.dumps(report, indent=2) + "\n")
     write_atomic(out / "training_throughput.md", render_markdown(report))
     print(render_markdown(report))

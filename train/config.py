@@ -53,7 +53,6 @@ key                         meaning
 from __future__ import annotations
 
 import dataclasses
-import math
 import typing
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -62,6 +61,7 @@ from typing import Any, Literal
 
 import yaml
 
+from card_envs.core.config import finite_number
 from card_envs.core.errors import ConfigError
 
 ACTIVATIONS = ("tanh", "relu")
@@ -216,8 +216,7 @@ class TrainConfig:
             _positive(name, getattr(self, name))
         if self.seed < 0:
             raise ConfigError(f"seed must be >= 0, got {self.seed}")
-        if not math.isfinite(self.draw_reward):
-            raise ConfigError(f"draw_reward must be a finite number, got {self.draw_reward}")
+        finite_number("draw_reward", self.draw_reward)
         baselines = agent_names(self.game)
         _check_known(self.game, "pool.weights", "opponent", self.pool.weights, ["self", *baselines])
         if self.duplicate_baseline is not None:

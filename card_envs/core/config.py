@@ -18,6 +18,7 @@ checks every value's type against its annotation and calls ``validate``.
 from __future__ import annotations
 
 import dataclasses
+import math
 import numbers
 import typing
 from collections.abc import Collection
@@ -102,6 +103,13 @@ def check_range(config: GameConfig, name: str, low: float | None = None, high: f
         bounds = f"between {low} and {high}" if low is not None and high is not None else (
             f">= {low}" if low is not None else f"<= {high}")
         raise ConfigError(f"option {name!r} must be {bounds}, got {value!r}")
+
+
+def finite_number(name: str, value: Any) -> float:
+    """``value`` as a float, or a :class:`ConfigError` naming ``name`` unless it is a finite real number."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise ConfigError(f"{name} must be a finite number, got {value!r}")
+    return float(value)
 
 
 def check_choice(config: GameConfig, name: str, choices: Collection[Any]) -> None:

@@ -75,6 +75,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
+from card_envs.core.config import finite_number
 from card_envs.core.engine import Game, GameState
 from card_envs.core.errors import ConfigError, StateError
 
@@ -107,10 +108,7 @@ class SingleAgentEnv(gymnasium.Env):
         if baseline is not None and not hasattr(baseline, "act"):
             raise ConfigError(f"baseline must be an Agent (with act(decision)), got {baseline!r}")
         self.baseline = baseline
-        if isinstance(draw_reward, bool) or not isinstance(draw_reward, (int, float, np.integer, np.floating)) \
-                or not np.isfinite(draw_reward):
-            raise ConfigError(f"draw_reward must be a finite number, got {draw_reward!r}")
-        self.draw_reward = float(draw_reward)
+        self.draw_reward = finite_number("draw_reward", draw_reward)
         self._replay: tuple[GameState, list[int | None]] | None = None  # the deal and the opponents' seeds
         self.fixed_seat = None if seat is None else int(seat)
         self.observation_space = spaces.Box(-np.inf, np.inf, (self.game.observation_size,), np.float32)
