@@ -44,14 +44,13 @@ import numpy as np
 import card_envs
 from agents.match import ProgressBar, play_game, wilson
 from agents.registry import make_agent, strongest_heuristic
-from benchmarks.throughput import machine_description, write_atomic
+from benchmarks.throughput import add_output_arguments, machine_description, output_dir, write_atomic
 
 GAME = "bloodlines_v0"
 SUITS = "CDHS"
 SUIT_NAMES = {"C": "clubs", "D": "diamonds", "H": "hearts", "S": "spades"}
 PAIRS: tuple[str, ...] = tuple(a + b for a, b in itertools.permutations(SUITS, 2))
 OUTCOMES = ("kill", "stalemate", "turn_limit")
-RESULTS_DIR = Path(__file__).parent / "results"
 
 
 # -- playing -------------------------------------------------------------------------------------------
@@ -345,9 +344,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--agent", default=strongest_heuristic(GAME), help="agent spec for both seats")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, help="output folder (default benchmarks/results, or results/quick)")
-    parser.add_argument("--quick", action="store_true", help="write to benchmarks/results/quick/ (git-ignored)")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_output_arguments(parser)
     args = parser.parse_args(argv)
     if args.games < 2:
         parser.error("--games must be at least 2")
@@ -357,7 +354,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args = parse_args(argv)
-    out_dir = args.out or (RESULTS_DIR / "quick" if args.quick else RESULTS_DIR)
+    out_dir = output_dir(args)
     start = time.perf_counter()
     records = play_all(args.agent, args.games, args.seed, args.workers, not args.quiet)
     settings = {"agent": args.agent, "games_per_pair": len(records[PAIRS[0]]), "seed": args.seed,

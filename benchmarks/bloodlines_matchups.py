@@ -22,7 +22,6 @@ import json
 import re
 from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,11 +29,10 @@ import numpy as np
 import card_envs
 from agents.match import ProgressBar, play_game, wilson
 from agents.registry import make_agent
-from benchmarks.throughput import run_stamp, write_atomic
+from benchmarks.throughput import add_output_arguments, output_dir, run_stamp, write_atomic
 
 GAME = "bloodlines_v0"
 SUITS = "CDHS"
-RESULTS_DIR = Path(__file__).parent / "results"
 
 
 def play(agent: str, opponent: str, games: int, seed: int, progress: bool = True) -> list[dict[str, Any]]:
@@ -115,9 +113,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--opponent", default="random", help="agent spec of its opponent (default random)")
     parser.add_argument("--games", type=int, default=20_000, help="games (default 20,000)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, help="output folder (default benchmarks/results, or results/quick)")
-    parser.add_argument("--quick", action="store_true", help="write to benchmarks/results/quick/ (git-ignored)")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_output_arguments(parser)
     args = parser.parse_args(argv)
     if args.games < 1:
         parser.error(f"--games must be >= 1, got {args.games}")
@@ -127,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     settings = {"agent": args.agent, "opponent": args.opponent, "games": args.games, "seed": args.seed}
     report = {**run_stamp("benchmarks.bloodlines_matchups", argv), "settings": settings,
               "summary": summarize(records)}
-    out = args.out or (RESULTS_DIR / "quick" if args.quick else RESULTS_DIR)
+    out = output_dir(args)
     stem = f"bloodlines_matchups_{_slug(args.agent)}_vs_{_slug(args.opponent)}"
     write_atomic(out / f"{stem}.json", json.dumps(report, indent=2) + "\n")
     write_atomic(out / f"{stem}.md", render_markdown(report))

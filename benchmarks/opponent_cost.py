@@ -44,11 +44,9 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.throughput import machine_description, machine_lines, run_stamp, select_games, write_atomic
+from benchmarks.throughput import machine_description, machine_lines, output_dir, run_stamp, select_games, write_atomic
 from benchmarks.training_throughput import committed_config
 from card_envs.core.single_agent import SingleAgentEnv, _name
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 class _Split:
@@ -167,7 +165,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     if args.decisions < 1:
         parser.error(f"--decisions must be >= 1, got {args.decisions}")
     decisions = 2_000 if args.quick else args.decisions
-    out = args.out or ROOT / "benchmarks" / "results" / ("quick" if args.quick else "")
+    out = output_dir(args)
     machine = machine_description()
     results = []
     for game in games:

@@ -579,6 +579,18 @@ def machine_lines(machine: dict[str, Any]) -> list[str]:
     return [f"- {key.replace('_', ' ')}: {value}" for key, value in machine.items()]
 
 
+def add_output_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--out``, ``--quick`` and ``--quiet``, as the report-writing benchmarks share them (see :func:`output_dir`)."""
+    parser.add_argument("--out", type=Path, help="output folder (default benchmarks/results, or results/quick)")
+    parser.add_argument("--quick", action="store_true", help="write to benchmarks/results/quick/ (git-ignored)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def output_dir(args: argparse.Namespace) -> Path:
+    """Where a benchmark parsed with :func:`add_output_arguments` writes its report."""
+    return args.out or (QUICK_RESULTS_DIR if args.quick else RESULTS_DIR)
+
+
 def run_stamp(module: str, argv: Sequence[str] | None) -> dict[str, str]:
     """``command`` (``python -m <module> <argv>``, ``sys.argv[1:]`` when ``argv`` is None) and UTC ``date``."""
     arguments = list(sys.argv[1:] if argv is None else argv)

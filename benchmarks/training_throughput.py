@@ -46,7 +46,7 @@ import numpy as np
 from gymnasium import spaces
 
 import card_envs
-from benchmarks.throughput import machine_description, machine_lines, run_stamp, select_games, write_atomic
+from benchmarks.throughput import machine_description, machine_lines, output_dir, run_stamp, select_games, write_atomic
 from train.config import TrainConfig, load_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -268,7 +268,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args = parser.parse_args(argv)
     games = select_games(args.games)
     repeats, rollouts = (1, 1) if args.quick else (args.repeats, args.rollouts)
-    out = args.out or ROOT / "benchmarks" / "results" / ("quick" if args.quick else "")
+    out = output_dir(args)
     machine = machine_description()
     results = measure(games, repeats, rollouts)
     machine["load_average_at_end"] = machine_description()["load_average_at_start"]
