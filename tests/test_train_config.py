@@ -48,7 +48,7 @@ def test_defaults_fill_every_key_but_the_game():
     (minimal(ppo={"gamma": 1.5}), "ppo.gamma must be between 0 and 1"),
     (minimal(ppo={"batch_size": 100_000}), r"ppo.batch_size \(100000\) must be <= ppo.n_steps \* n_envs"),
     (minimal(n_envs=0), "n_envs must be >= 1"),
-    (minimal(vec_env="threads"), "vec_env must be one of 'dummy', 'subproc'"),
+    (minimal(vec_env="threads"), "vec_env must be one of 'dummy', 'subproc', 'async'"),
     (minimal(ppo=[1, 2]), "ppo must be a mapping"),
     (minimal(pool={"weights": {"heuristic:nobody": 1.0}}), "pool.weights: unknown opponent 'heuristic:nobody'"),
     (minimal(pool={"weights": {"random": -1.0}}), "pool.weights.random must be >= 0"),

@@ -31,9 +31,9 @@ EXPECTED_STEPS = 3008
 EXPECTED_UPDATES = 47
 
 
-def write_config(tmp_path: Path) -> Path:
+def write_config(tmp_path: Path, vec_env: str = "dummy") -> Path:
     path = tmp_path / "tiny.yaml"
-    path.write_text(TINY + f"run_dir: {tmp_path / 'run'}\n")
+    path.write_text(TINY + f"run_dir: {tmp_path / 'run'}\nvec_env: {vec_env}\n")
     return path
 
 
@@ -41,8 +41,9 @@ def train_command(config: Path, *extra: str) -> list[str]:
     return [sys.executable, "-m", "train", "--config", str(config), "--no-progress", "--no-final-eval", *extra]
 
 
-def test_a_killed_run_resumes_from_its_checkpoint_and_reaches_the_same_step_count(tmp_path):
-    config = write_config(tmp_path)
+@pytest.mark.parametrize("vec_env", ["dummy", "async"])
+def test_a_killed_run_resumes_from_its_checkpoint_and_reaches_the_same_step_count(tmp_path, vec_env):
+    config = write_config(tmp_path, vec_env)
     checkpoint = tmp_path / "run" / "checkpoint.zip"
     process = subprocess.Popen(train_command(config), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 240

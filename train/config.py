@@ -14,7 +14,9 @@ key                         meaning
 ``seed``                    seeds the model, the environments and the pool
 ``total_timesteps``         learner decisions to train for (rounded up to whole rollouts)
 ``n_envs``                  parallel environments (``n_steps * n_envs`` decisions per rollout)
-``vec_env``                 ``dummy`` (one process) or ``subproc`` (one process per env)
+``vec_env``                 ``dummy`` (one process), ``subproc`` (one process per env) or ``async``
+                            (one worker process collects the next rollout while PPO trains on the
+                            last: one update of policy lag; ``train/async_rollouts.py``)
 ``torch_threads``           ``torch.set_num_threads``
 ``checkpoint_interval``     learner decisions between checkpoints (a kill loses at most this)
 ``run_dir``                 where checkpoints, TensorBoard logs and the summary go (default
@@ -193,7 +195,7 @@ class TrainConfig:
     seed: int = 0
     total_timesteps: int = 1_000_000
     n_envs: int = 8
-    vec_env: Literal["dummy", "subproc"] = "dummy"
+    vec_env: Literal["dummy", "subproc", "async"] = "dummy"
     torch_threads: int = 1
     checkpoint_interval: int = 50_000
     run_dir: str | None = None

@@ -45,6 +45,7 @@ from agents.match import ContestResult, contest, write_atomically
 from agents.registry import make_agent
 from card_envs.core.errors import ConfigError
 from card_envs.core.single_agent import SingleAgentEnv
+from train.async_rollouts import AsyncMaskablePPO, RolloutWorkerEnv
 from train.checkpoint import (
     Checkpoint,
     CheckpointError,
@@ -92,7 +93,14 @@ def make_vec_env(config: TrainConfig, snapshots: list[Snapshot]) -> VecEnv:
     factories = [make_env(config, i, snapshots) for i in range(config.n_envs)]
     if config.vec_env == "subproc":
         return SubprocVecEnv(factories, start_method="fork" if sys.platform == "linux" else "spawn")
+    if config.vec_env == "async":
+        return RolloutWorkerEnv(factories)
     return DummyVecEnv(factories)
+
+
+def model_class(venv: VecEnv) -> type[MaskablePPO]:
+    """MaskablePPO, or its one-update-ahead variant for a :class:`RolloutWorkerEnv` (``vec_env: async``)."""
+    return AsyncMaskablePPO if isinstance(venv, RolloutWorkerEnv) else MaskablePPO
 
 
 def new_model(config: TrainConfig, venv: VecEnv, tensorboard_dir: str | None) -> MaskablePPO:
@@ -101,7 +109,7 @@ def new_model(config: TrainConfig, venv: VecEnv, tensorboard_dir: str | None) ->
     rate = ppo.learning_rate
     learning_rate: float | Callable[[float], float] = rate if ppo.lr_schedule == "constant" else _Linear(rate)
     activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[ppo.activation]
-    return MaskablePPO(
+    return model_class(venv)(
         "MlpPolicy", venv, learning_rate=learning_rate, n_steps=ppo.n_steps, batch_size=ppo.batch_size,
         n_epochs=ppo.n_epochs, gamma=ppo.gamma, gae_lambda=ppo.gae_lambda, clip_range=ppo.clip_range,
         ent_coef=ppo.ent_coef, vf_coef=ppo.vf_coef, max_grad_norm=ppo.max_grad_norm, target_kl=ppo.target_kl,
@@ -224,13 +232,20 @@ class PoolCallback(BaseCallback):
     def save(self) -> None:
         self.run.last_checkpoint = self.num_timesteps
         self.run.wall_time = time.perf_counter() - self.started
-        self.run.cpu_time = cpu_seconds() - self.cpu_started
+        self.run.cpu_time = cpu_seconds() + self._worker_cpu() - self.cpu_started
         save_checkpoint(self.checkpoint_path, self.config, self.model, self.run, list(self.snapshots))
+
+    def _worker_cpu(self) -> float:
+        """CPU seconds of a running rollout worker (``vec_env: async``), which :func:`cpu_seconds` misses."""
+        return float(getattr(self.training_env, "worker_cpu", 0.0))
 
     def _snapshot(self) -> None:
         snapshot = Snapshot(str(self.num_timesteps), policy_net_of(self.model.policy, self.config.ppo.activation))
         self.snapshots.append(snapshot)
-        self.training_env.env_method("add_snapshot", snapshot)
+        if isinstance(self.training_env, RolloutWorkerEnv):
+            self.training_env.post("add_snapshot", snapshot)  # reaches the worker's envs after its rollout
+        else:
+            self.training_env.env_method("add_snapshot", snapshot)
 
     def _evaluate(self) -> None:
         games = self.config.eval.games
@@ -355,7 +370,7 @@ def train(config: TrainConfig, *, resume: bool = False, progress: bool = True, f
     venv = make_vec_env(config, snapshots)
     tensorboard_dir = str(run_dir / "tensorboard")
     if model_bytes:
-        model = MaskablePPO.load(io.BytesIO(model_bytes), env=venv, device="cpu", tensorboard_log=tensorboard_dir)
+        model = model_class(venv).load(io.BytesIO(model_bytes), env=venv, device="cpu", tensorboard_log=tensorboard_dir)
     else:
         model = new_model(config, venv, tensorboard_dir)
         if config.init_from is not None:
