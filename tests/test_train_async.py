@@ -135,3 +135,18 @@ def test_masked_sampling_draws_legal_actions_in_proportion_to_their_softmax():
     assert abs(np.mean(actions == 1) - 0.75) < 0.015  # softmax over the legal pair: 1 : 3
     with pytest.raises(StateError, match="no legal action"):
         sample_masked(logits[:2], np.zeros((2, 4), bool), rng)
+
+
+def test_close_with_a_big_rollout_under_way_does_not_wait_on_the_pipe():
+    # a rollout larger than the pipe's buffer: the worker can only finish sending it if close() reads it
+    import time
+
+    config = config_from_dict({"game": "revolution_v0", "n_envs": 4, "vec_env": "async",
+                               "pool": {"weights": {"random": 1.0}}, "ppo": {"net_arch": [8], "n_steps": 64, "batch_size": 256}})
+    venv = make_vec_env(config, [])
+    model = new_model(config, venv, None)
+    model.learn(256)  # leaves the next rollout under way
+    assert venv.in_flight == 1
+    started = time.perf_counter()
+    venv.close()
+    assert not venv.process.is_alive() and time.perf_counter() - started < 20

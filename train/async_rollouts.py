@@ -50,10 +50,10 @@ import gymnasium
 import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
-from threadpoolctl import threadpool_limits
 from sb3_contrib.common.maskable.utils import get_action_masks
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
 from stable_baselines3.common.vec_env.base_vec_env import CloudpickleWrapper, VecEnvIndices
+from threadpoolctl import threadpool_limits
 
 from card_envs.core.errors import StateError
 from train.checkpoint import PolicyNet
@@ -301,8 +301,11 @@ class RolloutWorkerEnv(VecEnv):
         self.closed = True
         try:
             self.remote.send(("close", None))
-        except (BrokenPipeError, OSError):
-            pass
+            while self._in_flight and self.remote.poll(60):  # the worker sends them before it reads the close
+                self.remote.recv()
+                self._in_flight -= 1
+        except (BrokenPipeError, EOFError, OSError):
+            pass  # the worker is gone already
         self.process.join(timeout=30)
         if self.process.is_alive():  # still collecting a rollout nobody will read
             self.process.terminate()
