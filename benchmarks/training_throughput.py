@@ -127,9 +127,9 @@ class Row:
 
 #: the parts of ``learn`` timed separately (CPU time): the vector env's ``step_wait`` (rules, opponents,
 #: encoding, SB3's per-step bookkeeping; with ``vec_env: async``, receiving the worker's rollout), the
-#: policy's forward passes while collecting rollouts (async: recomputing the rollout's values and
-#: log-probabilities), the PPO update (``train``), and everything else (rollout buffer, mask gathering,
-#: callbacks)
+#: policy's forward passes while collecting rollouts (none with async), the PPO update (``train``), and
+#: everything else (rollout buffer, mask gathering, callbacks; async: recomputing the rollout's values
+#: and log-probabilities in one batch)
 PARTS = ("env step", "policy forward", "PPO update", "rest")
 
 
@@ -253,8 +253,9 @@ def render_markdown(report: dict[str, Any]) -> str:
               "vector step, loses the most. It is not the data: the same forward on the same batch also slows down "
               "after a pure-Python loop that allocates nothing (RW's network: 689 to 1,111 us a call), so it is "
               "the processor's caches and predictors, warmed by other code when the call begins. For a `vec_env: "
-              "async` row the env step is this process waiting for (and unpickling) the worker's rollout, and the "
-              "forward is recomputing the rollout's values and log-probabilities in one batch.", "",
+              "async` row the env step is this process waiting for (and unpickling) the worker's rollout; there "
+              "is no forward pass per vector step, and the one batched pass that recomputes the rollout's values "
+              "and log-probabilities is part of the rest.", "",
               "| game | row | env step | policy forward | PPO update | rest | total | slowdown: forward | "
               "slowdown: update + rest |", "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in report["results"]:
