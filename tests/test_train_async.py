@@ -142,7 +142,8 @@ def test_close_with_a_big_rollout_under_way_does_not_wait_on_the_pipe():
     import time
 
     config = config_from_dict({"game": "revolution_v0", "n_envs": 4, "vec_env": "async",
-                               "pool": {"weights": {"random": 1.0}}, "ppo": {"net_arch": [8], "n_steps": 64, "batch_size": 256}})
+                               "pool": {"weights": {"random": 1.0}},
+                               "ppo": {"net_arch": [8], "n_steps": 64, "batch_size": 256}})
     venv = make_vec_env(config, [])
     model = new_model(config, venv, None)
     model.learn(256)  # leaves the next rollout under way
