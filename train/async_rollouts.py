@@ -58,9 +58,6 @@ from threadpoolctl import threadpool_limits
 from card_envs.core.errors import StateError
 from train.checkpoint import PolicyNet
 
-#: SB3's activation modules and their names in :class:`PolicyNet`
-_ACTIVATION_NAMES = {torch.nn.Tanh: "tanh", torch.nn.ReLU: "relu"}
-
 
 @dataclass
 class Rollout:
@@ -79,7 +76,6 @@ class Rollout:
                               ``terminal_observation`` is kept only for truncated episodes)
     ``last_observations``     (n_envs, *obs_shape): the observations after the last step
     ``worker_cpu``            CPU seconds the worker process has used so far
-    ``seconds``               wall seconds the worker took to collect it
     ========================  ===================================================================
     """
 
@@ -92,7 +88,6 @@ class Rollout:
     infos: list[list[dict[str, Any]]]
     last_observations: np.ndarray
     worker_cpu: float
-    seconds: float
 
 
 def sample_masked(logits: np.ndarray, masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -125,7 +120,6 @@ class _Collector:
     def collect(self, net: PolicyNet, n_steps: int) -> Rollout:
         if self.observations is None:
             self.reset(None, [{} for _ in range(self.venv.num_envs)])
-        started = time.perf_counter()
         venv, n_envs = self.venv, self.venv.num_envs
         observations = np.empty((n_steps, *self.observations.shape), np.float32)
         masks = np.empty((n_steps, n_envs, venv.action_space.n), bool)
@@ -143,7 +137,7 @@ class _Collector:
             self.episode_starts = dones[t].astype(np.float32)
             infos.append([_slim(info) for info in step_infos])
         return Rollout(observations, actions, masks, rewards, episode_starts, dones, infos,
-                       self.observations.copy(), time.process_time(), time.perf_counter() - started)
+                       self.observations.copy(), time.process_time())
 
 
 def _slim(info: dict[str, Any]) -> dict[str, Any]:
@@ -331,12 +325,9 @@ class RolloutWorkerEnv(VecEnv):
 
 def behaviour_net(policy: Any) -> PolicyNet:
     """The numpy copy of an SB3 MLP policy's actor, for the worker (:func:`train.pool.policy_net_of`)."""
-    from train.pool import policy_net_of
+    from train.pool import activation_name, policy_net_of
 
-    activation = _ACTIVATION_NAMES.get(policy.activation_fn)
-    if activation is None:
-        raise StateError(f"vec_env async supports tanh and relu policies, not {policy.activation_fn.__name__}")
-    return policy_net_of(policy, activation)
+    return policy_net_of(policy, activation_name(policy.activation_fn))
 
 
 class AsyncMaskablePPO(MaskablePPO):

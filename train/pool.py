@@ -88,6 +88,21 @@ def _draw(rng: np.random.Generator, weights: np.ndarray) -> int:
     return min(int(np.searchsorted(np.cumsum(weights), threshold, side="right")), len(weights) - 1)
 
 
+def torch_activation(name: str) -> type:
+    """The torch module of an activation name (``ppo.activation``: ``tanh`` or ``relu``)."""
+    import torch
+
+    return {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[name]
+
+
+def activation_name(module: type) -> str:
+    """The name of a torch activation module (an SB3 policy's ``activation_fn``): :func:`torch_activation` inverted."""
+    for name in ("tanh", "relu"):
+        if torch_activation(name) is module:
+            return name
+    raise ConfigError(f"only tanh and relu policies can be copied to numpy, not {module.__name__}")
+
+
 def snapshot_of(policy: Any, name: str, activation: str) -> Snapshot:
     """Freeze a stable-baselines3 ``MaskableActorCriticPolicy`` (MLP) into a numpy :class:`Snapshot`."""
     return Snapshot(name, policy_net_of(policy, activation))
@@ -97,7 +112,7 @@ def policy_net_of(policy: Any, activation: str) -> PolicyNet:
     """The numpy copy of ``action_net(mlp_extractor.policy_net(flatten(obs)))`` of an SB3 MLP policy."""
     import torch
 
-    expected = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[activation]
+    expected = torch_activation(activation)
     modules = list(policy.mlp_extractor.policy_net)
     for module in modules:
         if not isinstance(module, (torch.nn.Linear, expected)):
@@ -110,4 +125,5 @@ def policy_net_of(policy: Any, activation: str) -> PolicyNet:
     return PolicyNet(weights, biases, activation)
 
 
-__all__ = ["SELF", "OpponentPool", "SnapshotPlayer", "policy_net_of", "snapshot_of"]
+__all__ = ["SELF", "OpponentPool", "SnapshotPlayer", "activation_name", "policy_net_of", "snapshot_of",
+           "torch_activation"]

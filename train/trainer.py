@@ -56,7 +56,7 @@ from train.checkpoint import (
     write_checkpoint,
 )
 from train.config import TrainConfig, config_from_dict
-from train.pool import SELF, OpponentPool, policy_net_of
+from train.pool import SELF, OpponentPool, policy_net_of, torch_activation
 from train.pretrain import Demonstrations, collect, fit, greedy_student
 
 CHECKPOINT_NAME = "checkpoint.zip"
@@ -108,7 +108,7 @@ def new_model(config: TrainConfig, venv: VecEnv, tensorboard_dir: str | None) ->
     ppo = config.ppo
     rate = ppo.learning_rate
     learning_rate: float | Callable[[float], float] = rate if ppo.lr_schedule == "constant" else _Linear(rate)
-    activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[ppo.activation]
+    activation = torch_activation(ppo.activation)
     return model_class(venv)(
         "MlpPolicy", venv, learning_rate=learning_rate, n_steps=ppo.n_steps, batch_size=ppo.batch_size,
         n_epochs=ppo.n_epochs, gamma=ppo.gamma, gae_lambda=ppo.gae_lambda, clip_range=ppo.clip_range,
