@@ -69,6 +69,7 @@ class Decision:
 
     @property
     def observation(self) -> np.ndarray:
+        """``game.encode(view)``: the vector a learned policy reads."""
         if self._observation is None:
             self._observation = self.game.encode(self.view)
         return self._observation
@@ -78,6 +79,20 @@ class Decision:
         mask = np.zeros(self.game.num_actions, np.int8)
         mask[list(self.legal_actions)] = 1
         return mask
+
+
+def advised_observation(decision: Decision, advisor: Agent) -> np.ndarray:
+    """The decision's observation followed by the *advice*: a one-hot (``game.num_actions``
+    entries) of the action ``advisor`` chooses there.
+
+    An advisor is any agent, typically the game's strongest rule-based player. Reading its choice
+    is residual policy learning (Silver et al. 2018; Johannink et al. 2019): a policy that starts
+    by copying the advice plays exactly as the advisor does, and training only has to learn where
+    to depart from it. The advisor reads the same view, so the advice reveals nothing hidden.
+    """
+    advice = np.zeros(decision.game.num_actions, np.float32)
+    advice[advisor.act(decision)] = 1.0
+    return np.concatenate([decision.observation, advice])
 
 
 class Agent(ABC):

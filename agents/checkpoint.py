@@ -3,7 +3,8 @@
 Loads a checkpoint written by ``python -m train`` (format: ``train/checkpoint.py``) and plays its
 policy network on the observation of its own seat's view, masked to the legal actions. It acts
 greedily (the most probable legal action) or samples from the masked softmax, as the training
-config's ``eval.deterministic`` says. Needs only numpy: torch is not imported.
+config's ``eval.deterministic`` says. A policy trained with an ``advisor`` gets its advice here
+too: the player builds that agent and appends its choice to every observation. Needs only numpy: torch is not imported.
 
 A checkpoint of another game, of an observation or action layout that differs from this
 card_envs version's, a corrupt or a missing file is a :class:`~train.checkpoint.CheckpointError`
@@ -18,9 +19,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from agents.base import Agent, Decision
+from agents.base import Agent, Decision, advised_observation
 from card_envs.core.engine import Game
-from train.checkpoint import Checkpoint, CheckpointError, check_game, masked_choice, read_checkpoint
+from card_envs.core.errors import CardEnvsError
+from train.checkpoint import Checkpoint, CheckpointError, advisor_of, check_game, masked_choice, read_checkpoint
 
 PREFIX = "checkpoint:"
 
@@ -38,21 +40,47 @@ class CheckpointAgent(Agent):
         recorded = bool(self.checkpoint.meta["policy"].get("deterministic", True))
         self.deterministic = recorded if deterministic is None else deterministic
         self.net = self.checkpoint.policy
+        spec = advisor_of(self.checkpoint)
+        #: the agent whose advice the policy reads (config ``advisor``), or None
+        self.advisor: Agent | None = None
+        if spec is not None:
+            from agents.registry import make_agent  # the registry imports this module
+
+            try:
+                self.advisor = make_agent(game, spec, seed)
+            except CardEnvsError as error:
+                raise CheckpointError(f"checkpoint {path!r}: its policy reads the advice of {spec!r}, "
+                                      f"which cannot be built: {error}") from None
+
+    def reseed(self, seed: int | None) -> None:
+        super().reseed(seed)
+        if self.advisor is not None:
+            self.advisor.reseed(seed)
 
     def reset(self, game: Game, player: int) -> None:
-        if game.name != self.game_name or game.observation_size != self.net.observation_size \
+        advice = game.num_actions if self.advisor is not None else 0
+        if game.name != self.game_name or game.observation_size + advice != self.net.observation_size \
                 or game.num_actions != self.net.num_actions:
             raise CheckpointError(f"checkpoint {self.path!r} plays {self.game_name} with "
-                                  f"{self.net.observation_size} observations and {self.net.num_actions} actions; "
-                                  f"asked to play {game.name} with {game.observation_size} and {game.num_actions}")
+                                  f"{self.net.observation_size} inputs and {self.net.num_actions} actions; "
+                                  f"asked to play {game.name} with {game.observation_size + advice} and "
+                                  f"{game.num_actions}")
+        if self.advisor is not None:
+            self.advisor.reset(game, player)
+
+    def observation(self, decision: Decision) -> np.ndarray:
+        """What the policy reads: the decision's observation, then the advisor's advice if it has one."""
+        if self.advisor is None:
+            return decision.observation
+        return advised_observation(decision, self.advisor)
 
     def act(self, decision: Decision) -> int:
-        logits = self.net.logits(decision.observation)
+        logits = self.net.logits(self.observation(decision))
         return masked_choice(logits, decision.mask, None if self.deterministic else self.rng)
 
     def action_probabilities(self, decision: Decision) -> np.ndarray:
         """The policy's masked softmax over every action (zeros for illegal ones)."""
-        logits = self.net.logits(decision.observation).astype(np.float64)
+        logits = self.net.logits(self.observation(decision)).astype(np.float64)
         mask = decision.mask.astype(bool)
         probabilities = np.zeros_like(logits)
         scores = np.exp(logits[mask] - logits[mask].max())

@@ -162,8 +162,10 @@ def build_rows(game: str, rollouts: int) -> tuple[Row, Row, dict[str, Any]]:
     lengths = [info["l"] for info in model.ep_info_buffer] or [config.ppo.n_steps]
     episode_length = max(1, round(statistics.mean(lengths)))
     built = card_envs.make_game(game, **config.env_options)
+    inputs = venv.observation_space.shape[0]  # the game's observation, and the advice if the config has an advisor
+
     def factory() -> Monitor:
-        return Monitor(ZeroCostEnv(built.observation_size, built.num_actions, episode_length))
+        return Monitor(ZeroCostEnv(inputs, built.num_actions, episode_length))
 
     factories = [factory] * config.n_envs
     ceiling_env = RolloutWorkerEnv(factories) if config.vec_env == "async" else DummyVecEnv(factories)

@@ -6,7 +6,7 @@ member             content
 ``meta.json``      ``format``/``format_version``; ``game`` (env name, card_envs version, observation
                    size, action count, env options: what the model was trained on); the whole training
                    ``config``; ``num_timesteps``; ``n_updates``; ``policy`` (activation, layer widths,
-                   whether the player acts greedily); ``snapshots`` (names of the pool's snapshots);
+                   whether the player acts greedily, the ``advisor`` whose advice it reads); ``snapshots`` (names of the pool's snapshots);
                    ``evaluations`` so far; ``wall_time`` (seconds of training so far)
 ``policy.npz``     the policy network as plain arrays (``w0, b0, .., wK, bK``: hidden layers then the
                    action layer), so a checkpoint plays without torch (:class:`PolicyNet`)
@@ -222,9 +222,21 @@ def check_game(checkpoint: Checkpoint, game: str, *, source: str = "checkpoint")
             raise CheckpointError(f"{source} was trained with {key} {signature[key]} for {game} "
                                   f"(card_envs {signature['card_envs_version']}); this card_envs "
                                   f"({card_envs.__version__}) has {now}")
-    if checkpoint.policy.observation_size != signature["observation_size"] or \
+    if checkpoint.policy.observation_size != policy_input_size(checkpoint) or \
             checkpoint.policy.num_actions != signature["num_actions"]:
         raise CheckpointError(f"{source}: the policy network's shape does not match its recorded game")
+
+
+def advisor_of(checkpoint: Checkpoint) -> str | None:
+    """The agent spec whose advice the policy reads after the observation (config ``advisor``), or None."""
+    return checkpoint.meta["policy"].get("advisor")
+
+
+def policy_input_size(checkpoint: Checkpoint) -> int:
+    """The policy's input: the game's observation, plus one advice entry per action with an advisor."""
+    signature = checkpoint.meta["game"]
+    advice = signature["num_actions"] if advisor_of(checkpoint) is not None else 0
+    return signature["observation_size"] + advice
 
 
 def _npz_bytes(arrays: Mapping[str, np.ndarray]) -> bytes:
@@ -259,5 +271,6 @@ def _fsync_folder(folder: Path) -> None:
         os.close(descriptor)
 
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "Checkpoint", "CheckpointError", "PolicyNet", "Snapshot", "check_game",
-           "game_signature", "masked_choice", "read_checkpoint", "write_checkpoint"]
+__all__ = ["FORMAT", "FORMAT_VERSION", "Checkpoint", "CheckpointError", "PolicyNet", "Snapshot", "advisor_of",
+           "check_game", "game_signature", "masked_choice", "policy_input_size", "read_checkpoint",
+           "write_checkpoint"]

@@ -29,6 +29,10 @@ key                         meaning
 ``draw_reward``             added to the learner's final reward when a training game ends without a
                             winner (``SingleAgentEnv``'s ``draw_reward``); ``-1`` scores a two-player
                             draw as a loss, so PPO maximises the win rate the evaluation counts
+``advisor``                 an agent spec (e.g. ``heuristic:counting``) or ``null``: the policy also
+                            reads, as a one-hot after the observation, the action that agent would
+                            take (residual policy learning: ``SingleAgentEnv``'s ``advisor``). The
+                            trained player computes the same advice when it plays
 ``init_from``               a checkpoint whose policy and value weights a fresh run starts from
                             (same game and network; new optimizer, schedules and pool)
 ``pool.weights``            opponent -> sampling weight: ``random``, ``heuristic:<name>``,
@@ -202,6 +206,7 @@ class TrainConfig:
     init_from: str | None = None
     duplicate_baseline: str | None = None
     draw_reward: float = 0.0
+    advisor: str | None = None
     pool: PoolConfig = field(default_factory=PoolConfig)
     ppo: PPOConfig = field(default_factory=PPOConfig)
     pretrain: PretrainConfig = field(default_factory=PretrainConfig)
@@ -223,6 +228,8 @@ class TrainConfig:
         _check_known(self.game, "pool.weights", "opponent", self.pool.weights, ["self", *baselines])
         if self.duplicate_baseline is not None:
             _check_known(self.game, "duplicate_baseline", "agent", [self.duplicate_baseline], baselines)
+        if self.advisor is not None:
+            _check_known(self.game, "advisor", "agent", [self.advisor], baselines)
         _check_known(self.game, "eval.opponents", "baseline", self.eval.opponents or [], baselines)
         rollout = self.ppo.n_steps * self.n_envs
         if self.ppo.batch_size > rollout:

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.base import Decision
+from agents.base import Decision, advised_observation
 from agents.registry import make_agent
 from card_envs.core.engine import Game
 
@@ -71,18 +71,23 @@ Student = Callable[[np.ndarray, np.ndarray], int]  #: (observation, mask) -> act
 
 def collect(game: Game, teacher_spec: str, games: int, seed: int,
             progress: Callable[[int], None] | None = None, student: Student | None = None,
-            mix: Mapping[str, float] | None = None) -> Demonstrations:
+            mix: Mapping[str, float] | None = None, advisor: str | None = None) -> Demonstrations:
     """Play ``games`` games of ``game`` with the teacher in every seat; record every decision.
 
     With ``student``, the student's choice is played instead and the teacher's is recorded (DAgger).
     With ``mix`` (agent spec -> chance), each seat of each game is instead played, with that chance,
     by that agent, and its decisions are not recorded: the recorded seats then meet the positions
-    that other kinds of players lead to.
+    that other kinds of players lead to. With ``advisor`` (an agent spec), the recorded observations
+    carry that agent's advice (``agents.base.advised_observation``; one instance per seat), as the
+    training env's do with the same advisor.
     """
     agreed = choices = 0
     teachers = [make_agent(game.name, teacher_spec, seed=seed * 1_000 + seat) for seat in range(game.num_players)]
     others = [[make_agent(game.name, spec, seed=seed * 1_000 + 100 * (k + 1) + seat)
                for seat in range(game.num_players)] for k, spec in enumerate(mix or {})]  # per mix entry, per seat
+    advisors = [make_agent(game.name, advisor, seed=seed * 1_000 + 50 + seat) for seat in range(game.num_players)] \
+        if advisor is not None else None
+    size = game.observation_size + (game.num_actions if advisors else 0)
     chances = np.cumsum([float(chance) for chance in (mix or {}).values()])
     rng = np.random.default_rng(seed)
     observations, masks, actions, returns = [], [], [], []
@@ -97,18 +102,21 @@ def collect(game: Game, teacher_spec: str, games: int, seed: int,
         recorded = [player is teachers[seat] for seat, player in enumerate(players)]
         for seat, player in enumerate(players):
             player.reset(game, seat)
+        for seat, helper in enumerate(advisors or ()):
+            helper.reset(game, seat)
         earned_before: list[tuple[int, float]] = []  # (seat, its total reward before the decision)
         while not state.is_over:
             decision = Decision.of(state)  # with its position: a search teacher samples from it
             player = decision.player
             action = players[player].act(decision)
             if recorded[player]:
-                observations.append(decision.observation)
+                observations.append(decision.observation if advisors is None
+                                    else advised_observation(decision, advisors[player]))
                 masks.append(decision.mask)
                 actions.append(action)
                 earned_before.append((player, state.cumulative[player]))
                 if student is not None:
-                    played = student(decision.observation, masks[-1])
+                    played = student(observations[-1], masks[-1])
                     if len(decision.legal_actions) > 1:
                         choices += 1
                         agreed += played == action
@@ -118,7 +126,7 @@ def collect(game: Game, teacher_spec: str, games: int, seed: int,
         returns.extend(final[seat] - before for seat, before in earned_before)  # undiscounted return-to-go
         if progress is not None:
             progress(1)
-    return Demonstrations(np.asarray(observations, np.float32).reshape(len(actions), game.observation_size),
+    return Demonstrations(np.asarray(observations, np.float32).reshape(len(actions), size),
                           np.asarray(masks, np.int8).reshape(len(actions), game.num_actions),
                           np.asarray(actions, np.int64), np.asarray(returns, np.float32),
                           agreed / max(choices, 1) if student is not None else None)

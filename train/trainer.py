@@ -83,8 +83,11 @@ def make_env(config: TrainConfig, index: int, snapshots: list[Snapshot]) -> Call
         baseline = None
         if config.duplicate_baseline is not None:
             baseline = make_agent(config.game, config.duplicate_baseline, seed=config.seed * 10_007 + index * 101 + 1)
+        advisor = None
+        if config.advisor is not None:
+            advisor = make_agent(config.game, config.advisor, seed=config.seed * 10_007 + index * 101 + 2)
         return Monitor(TrainingEnv(config.game, pool, options=config.env_options, baseline=baseline,
-                                   draw_reward=config.draw_reward))
+                                   draw_reward=config.draw_reward, advisor=advisor))
 
     return build
 
@@ -284,7 +287,7 @@ def save_checkpoint(path: Path, config: TrainConfig, model: MaskablePPO, run: Ru
         "num_timesteps": int(model.num_timesteps),
         "n_updates": run.updates,
         "policy": {"activation": config.ppo.activation, "net_arch": list(config.ppo.net_arch),
-                   "deterministic": config.eval.deterministic},
+                   "deterministic": config.eval.deterministic, "advisor": config.advisor},
         "run": {"last_checkpoint": run.last_checkpoint, "last_eval": run.last_eval, "wall_time": run.wall_time,
                 "cpu_time": run.cpu_time, "pretrain": run.pretrain},
         "evaluations": run.evaluations,
@@ -443,12 +446,14 @@ def warm_start(config: TrainConfig, model: MaskablePPO, progress: bool) -> dict[
 
     started = time.perf_counter()
     update = bar.update if bar else None
-    data = collect(game, settings.teacher, settings.games, seed=config.seed, progress=update, mix=settings.mix)
+    data = collect(game, settings.teacher, settings.games, seed=config.seed, progress=update, mix=settings.mix,
+                   advisor=config.advisor)
     stats = fitted(data, settings.epochs)
     student_agreement = []
     for round_ in range(1, settings.dagger_rounds + 1):
         played = collect(game, settings.teacher, settings.dagger_games, seed=config.seed + 7_919 * round_,
-                         progress=update, student=greedy_student(model.policy), mix=settings.mix)
+                         progress=update, student=greedy_student(model.policy), mix=settings.mix,
+                         advisor=config.advisor)
         student_agreement.append(played.student_agreement)
         data = data + played
         stats = fitted(data, settings.dagger_epochs, played)

@@ -15,7 +15,8 @@ Seats                  the learner takes one seat, drawn uniformly at random eve
                        (``seat=k`` fixes it); every other seat is played by an opponent
                        drawn from ``opponents`` at each reset
 Observation space      ``Box(float32, (game.observation_size,))``: ``game.encode`` of the
-                       learner's view (the game's observation table)
+                       learner's view (the game's observation table); with an ``advisor``,
+                       ``game.num_actions`` more entries follow: the advice (below)
 Action space           ``Discrete(game.num_actions)``; ``action_masks()`` gives the legal set
                        (all zeros once the episode is over). Not repeated in ``info``:
                        SB3's vector envs deep-copy every info dict on every step
@@ -41,6 +42,13 @@ duplicate baseline     ``baseline=<agent>``: every deal is also played with that
                        reduction of duplicate bridge (a rollout baseline, as in Kool, van Hoof &
                        Welling 2019). ``info["baseline_return"]`` has it. Costs one more game per
                        episode
+``advisor``            an agent (e.g. the game's strongest rule-based player) whose choice in
+                       the learner's position is appended to the observation as a one-hot
+                       (``agents.base.advised_observation``; all zeros once the episode is
+                       over): residual policy learning, where a policy that copies the advice
+                       plays as the advisor does. Every seat has its own copy of the advisor,
+                       reseeded and reset each episode, and callable opponents (snapshots of
+                       the learner) read advised observations of their own seat too
 illegal action         ``illegal_action="raise"`` (default): :class:`IllegalActionError` naming
                        the action and the legal set, nothing changes. ``"lose"``: as PettingZoo's
                        classic envs, the episode ends (terminated) with reward -1 for the learner
@@ -71,6 +79,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import copy
+
 import gymnasium
 import numpy as np
 from gymnasium import spaces
@@ -90,7 +100,8 @@ class SingleAgentEnv(gymnasium.Env):
 
     def __init__(self, game: str | Game, opponents: Any, *, seat: int | None = None,
                  options: Mapping[str, Any] | None = None, illegal_action: str = "raise",
-                 render_mode: str | None = None, baseline: Any = None, draw_reward: float = 0.0) -> None:
+                 render_mode: str | None = None, baseline: Any = None, draw_reward: float = 0.0,
+                 advisor: Any = None) -> None:
         super().__init__()
         self.game = _make_game(game, options)
         players = self.game.num_players
@@ -111,7 +122,12 @@ class SingleAgentEnv(gymnasium.Env):
         self.draw_reward = finite_number("draw_reward", draw_reward)
         self._replay: tuple[GameState, list[int | None]] | None = None  # the deal and the opponents' seeds
         self.fixed_seat = None if seat is None else int(seat)
-        self.observation_space = spaces.Box(-np.inf, np.inf, (self.game.observation_size,), np.float32)
+        if advisor is not None and not hasattr(advisor, "act"):
+            raise ConfigError(f"advisor must be an Agent (with act(decision)), got {advisor!r}")
+        #: one copy of the advisor per seat (an advisor may remember the episode), or None
+        self.advisors = None if advisor is None else [copy.deepcopy(advisor) for _ in range(players)]
+        size = self.game.observation_size + (self.game.num_actions if advisor is not None else 0)
+        self.observation_space = spaces.Box(-np.inf, np.inf, (size,), np.float32)
         self.action_space = spaces.Discrete(self.game.num_actions)
         self.state: GameState | None = None
         self.ended = True  # no episode under way until reset
@@ -121,6 +137,7 @@ class SingleAgentEnv(gymnasium.Env):
         self._mask = np.zeros(self.game.num_actions, np.int8)
         self._no_mask = self._mask
         self._decision_class: type | None = None
+        self._advisor_seeds: list[int] = []
 
     # -- Gymnasium API ------------------------------------------------------------------------------
 
@@ -137,9 +154,12 @@ class SingleAgentEnv(gymnasium.Env):
             self.state = self.game.new_state(rng, options)
             seeds = [int(rng.integers(2**63)) if isinstance(getattr(o, "rng", None), np.random.Generator) else None
                      for o in self.lineup]
+            # drawn before the replay's copy: the state deals its later hands from this same generator
+            self._advisor_seeds = [int(rng.integers(2**63)) for _ in self.advisors or ()]
             if self.baseline is not None:
                 self._replay = (self.state.clone(), seeds)
             self._seat_opponents(seeds)
+            self._seat_advisors()
             self._carried = self._play_opponents()
             if not self.state.is_over:
                 self.ended = False
@@ -202,6 +222,12 @@ class SingleAgentEnv(gymnasium.Env):
             if hasattr(opponent, "act"):
                 opponent.reset(self.game, s)
 
+    def _seat_advisors(self) -> None:
+        """Reseed (from the episode's seeds) and reset every seat's advisor for the game in ``self.state``."""
+        for s, advisor in enumerate(self.advisors or ()):
+            advisor.reseed(self._advisor_seeds[s])
+            advisor.reset(self.game, s)
+
     def _baseline_return(self) -> float:
         """The baseline agent's return on this episode's deal, in the learner's seat, against the same
         opponents (reseeded as they were); ``self.state`` is left as the learner's game ended."""
@@ -211,6 +237,7 @@ class SingleAgentEnv(gymnasium.Env):
         lineup = self.lineup
         try:
             self._seat_opponents(seeds)
+            self._seat_advisors()
             self.baseline.reset(self.game, self.seat)
             while not replay.is_over:
                 player = replay.current_player
@@ -240,15 +267,19 @@ class SingleAgentEnv(gymnasium.Env):
         if hasattr(opponent, "act"):
             return self._agent_action(opponent, player)
         state = self.state
-        return int(opponent(self.game.encode(state.view(player)), state.legal_mask()))
+        return int(opponent(self._encode(player), state.legal_mask()))
 
     def _agent_action(self, agent: Any, player: int) -> int:
+        return agent.act(self._decision(player))
+
+    def _decision(self, player: int) -> Any:
+        """The ``agents.base.Decision`` facing ``player`` (the one to act)."""
         state = self.state
         if self._decision_class is None:
             from agents.base import Decision  # the Agent interface's decision type (no torch)
 
             self._decision_class = Decision
-        return agent.act(self._decision_class(self.game, player, state.view(player), state.legal_actions()))
+        return self._decision_class(self.game, player, state.view(player), state.legal_actions())
 
     def _draw_opponent(self, rng: np.random.Generator, seat: int) -> Any:
         if hasattr(self.opponents, "sample"):
@@ -258,7 +289,18 @@ class SingleAgentEnv(gymnasium.Env):
     # -- what the learner sees -----------------------------------------------------------------------
 
     def _observation(self) -> np.ndarray:
-        return self.game.encode(self.state.view(self.seat))
+        return self._encode(self.seat)
+
+    def _encode(self, player: int) -> np.ndarray:
+        """``player``'s observation vector: its encoded view, then the advice if there is an advisor."""
+        state = self.state
+        if self.advisors is None:
+            return self.game.encode(state.view(player))
+        if state.is_over or state.current_player != player:
+            return np.concatenate([self.game.encode(state.view(player)), np.zeros(self.game.num_actions, np.float32)])
+        from agents.base import advised_observation
+
+        return advised_observation(self._decision(player), self.advisors[player])
 
     def _final_info(self) -> dict[str, Any]:
         state = self.state
