@@ -6,8 +6,9 @@ member             content
 ``meta.json``      ``format``/``format_version``; ``game`` (env name, card_envs version, observation
                    size, action count, env options: what the model was trained on); the whole training
                    ``config``; ``num_timesteps``; ``n_updates``; ``policy`` (activation, layer widths,
-                   whether the player acts greedily, the ``advisor`` whose advice it reads); ``snapshots`` (names of the pool's snapshots);
-                   ``evaluations`` so far; ``wall_time`` (seconds of training so far)
+                   whether the player acts greedily, the ``advisor`` whose advice it reads: its input
+                   is then the observation plus one entry per action); ``snapshots`` (names of the
+                   pool's snapshots); ``evaluations`` so far; ``wall_time`` (seconds of training so far)
 ``policy.npz``     the policy network as plain arrays (``w0, b0, .., wK, bK``: hidden layers then the
                    action layer), so a checkpoint plays without torch (:class:`PolicyNet`)
 ``model.zip``      the stable-baselines3 MaskablePPO save (weights, optimizer state, schedules): resume

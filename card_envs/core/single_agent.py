@@ -76,10 +76,9 @@ This module imports neither torch nor any RL library.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
-
-import copy
 
 import gymnasium
 import numpy as np
