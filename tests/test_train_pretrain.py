@@ -144,3 +144,36 @@ def test_with_a_duplicate_baseline_the_value_head_starts_from_zero():
             predicted = model.policy.predict_values(torch.as_tensor(probe.observations)).numpy().ravel()
         values[baseline] = float(np.mean(np.abs(predicted)))
     assert values["heuristic:cheapest"] < 0.1 < values[None]  # fitted to +-1 returns without it
+
+
+def test_label_smoothing_targets_the_teachers_choice_and_spreads_the_rest_over_legal_actions_only():
+    import torch
+
+    from train.pretrain import smoothed_cross_entropy
+
+    legal = torch.tensor([[True, True, False, True], [False, True, True, False]])
+    actions = torch.tensor([0, 2])
+    logits = torch.zeros(2, 4, requires_grad=True)
+    optimizer = torch.optim.Adam([logits], lr=0.1)
+    for _ in range(600):
+        masked = logits.masked_fill(~legal, -1e8)
+        loss = smoothed_cross_entropy(masked, actions, legal, 0.3)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    probabilities = torch.softmax(logits.masked_fill(~legal, -1e8), dim=1).detach().numpy()
+    # the minimiser is the target: 0.7 on the choice plus 0.3 shared by the legal actions
+    assert np.allclose(probabilities[0], [0.8, 0.1, 0.0, 0.1], atol=2e-3)
+    assert np.allclose(probabilities[1], [0.0, 0.15, 0.85, 0.0], atol=2e-3)
+    plain = torch.nn.functional.cross_entropy(logits.detach(), actions)
+    assert smoothed_cross_entropy(logits.detach(), actions, legal, 0.0) == plain
+
+
+def test_label_smoothing_out_of_range_is_a_clear_error():
+    import pytest
+
+    from card_envs.core.errors import ConfigError
+
+    for bad in (-0.1, 1.0):
+        with pytest.raises(ConfigError, match="pretrain.label_smoothing must be in"):
+            config_from_dict({"game": GAME, "pretrain": {"label_smoothing": bad}})

@@ -46,7 +46,8 @@ key                         meaning
                             ``dagger_rounds`` of ``dagger_games`` games played by the student,
                             labelled by the teacher, refitting ``dagger_epochs``; ``mix``: other
                             players seated in those games, agent spec -> chance per seat (see
-                            ``train/pretrain.py``)
+                            ``train/pretrain.py``); ``label_smoothing``: the share of the target
+                            spread over the legal actions (the clone keeps exploring)
 ``eval.interval``           learner decisions between evaluations (0: only at the end)
 ``eval.games``              games against each baseline at every evaluation
 ``eval.final_games``        games against each baseline in the final summary
@@ -149,9 +150,14 @@ class PretrainConfig:
     #: other players seated in the demonstration games: agent spec -> chance that a seat is theirs (the
     #: rest are the teacher's, or the student's in DAgger rounds); their decisions are not recorded
     mix: dict[str, float] = field(default_factory=dict)
+    #: the policy is fitted to ``1 - label_smoothing`` on the teacher's choice and the rest spread evenly over
+    #: the legal actions, so the clone keeps exploring where it copies a deterministic teacher exactly
+    label_smoothing: float = 0.0
 
     def validate(self) -> None:
         _positive("pretrain.games", self.games)
+        if not 0 <= self.label_smoothing < 1:
+            raise ConfigError(f"pretrain.label_smoothing must be in [0, 1), got {self.label_smoothing}")
         _positive("pretrain.epochs", self.epochs)
         _positive("pretrain.batch_size", self.batch_size)
         _positive("pretrain.dagger_games", self.dagger_games)

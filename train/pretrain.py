@@ -145,8 +145,11 @@ def greedy_student(policy: torch.nn.Module) -> Student:
 
 
 def fit(policy: torch.nn.Module, data: Demonstrations, *, epochs: int, batch_size: int, learning_rate: float,
-        value_weight: float, seed: int) -> dict[str, float]:
-    """Fit an SB3 ``MaskableActorCriticPolicy`` to the demonstrations; the final epoch's losses and accuracy."""
+        value_weight: float, seed: int, label_smoothing: float = 0.0) -> dict[str, float]:
+    """Fit an SB3 ``MaskableActorCriticPolicy`` to the demonstrations; the final epoch's losses and accuracy.
+
+    The policy's target is the teacher's choice, with ``label_smoothing`` of it spread evenly over the
+    legal actions (never over illegal ones: their logits are masked)."""
     generator = torch.Generator().manual_seed(seed)
     observations = torch.as_tensor(data.observations)
     illegal = torch.as_tensor(data.masks == 0)
@@ -164,7 +167,7 @@ def fit(policy: torch.nn.Module, data: Demonstrations, *, epochs: int, batch_siz
             latent_pi, latent_vf = policy.mlp_extractor(features)
             logits = policy.action_net(latent_pi).masked_fill(illegal[batch], -1e8)
             values = policy.value_net(latent_vf).squeeze(-1)
-            policy_loss = torch.nn.functional.cross_entropy(logits, actions[batch])
+            policy_loss = smoothed_cross_entropy(logits, actions[batch], ~illegal[batch], label_smoothing)
             value_loss = torch.nn.functional.mse_loss(values, returns[batch])
             optimizer.zero_grad()
             (policy_loss + value_weight * value_loss).backward()
@@ -176,4 +179,16 @@ def fit(policy: torch.nn.Module, data: Demonstrations, *, epochs: int, batch_siz
     return stats
 
 
-__all__ = ["Demonstrations", "Student", "collect", "fit", "greedy_student"]
+def smoothed_cross_entropy(logits: torch.Tensor, actions: torch.Tensor, legal: torch.Tensor,
+                           smoothing: float) -> torch.Tensor:
+    """Mean cross-entropy of masked ``logits`` against ``1 - smoothing`` on ``actions`` plus ``smoothing``
+    spread evenly over each row's ``legal`` actions."""
+    chosen = torch.nn.functional.cross_entropy(logits, actions)
+    if smoothing == 0:
+        return chosen
+    log_probabilities = torch.log_softmax(logits, dim=1).masked_fill(~legal, 0.0)
+    spread = -(log_probabilities.sum(dim=1) / legal.sum(dim=1)).mean()
+    return (1 - smoothing) * chosen + smoothing * spread
+
+
+__all__ = ["Demonstrations", "Student", "collect", "fit", "greedy_student", "smoothed_cross_entropy"]

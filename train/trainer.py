@@ -442,7 +442,8 @@ def warm_start(config: TrainConfig, model: MaskablePPO, progress: bool) -> dict[
             # 0 there, and its clone about 0, so that is the value to start from
             data = dataclasses.replace(data, returns=np.zeros_like(data.returns))
         return fit(model.policy, data, epochs=epochs, batch_size=settings.batch_size,
-                   learning_rate=settings.learning_rate, value_weight=settings.value_weight, seed=config.seed)
+                   learning_rate=settings.learning_rate, value_weight=settings.value_weight, seed=config.seed,
+                   label_smoothing=settings.label_smoothing)
 
     started = time.perf_counter()
     update = bar.update if bar else None
