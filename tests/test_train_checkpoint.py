@@ -102,7 +102,8 @@ def test_round_trip_keeps_game_version_config_policy_snapshots_and_model(trained
     assert meta["config"] == config.to_dict()
     assert meta["num_timesteps"] == model.num_timesteps == 128
     assert meta["n_updates"] == 2 and meta["evaluations"] == [{"num_timesteps": 64}]
-    assert meta["policy"] == {"activation": "relu", "net_arch": [32, 16], "deterministic": True}
+    assert meta["policy"] == {"activation": "relu", "net_arch": [32, 16], "deterministic": True,
+                              "advisor": None}
     expected = policy_net_of(model.policy, "relu")
     for ours, theirs in zip(checkpoint.policy.weights + checkpoint.policy.biases, expected.weights + expected.biases,
                              strict=True):
