@@ -4,7 +4,8 @@ Loads a checkpoint written by ``python -m train`` (format: ``train/checkpoint.py
 policy network on the observation of its own seat's view, masked to the legal actions. It acts
 greedily (the most probable legal action) or samples from the masked softmax, as the training
 config's ``eval.deterministic`` says. A policy trained with an ``advisor`` gets its advice here
-too: the player builds that agent and appends its choice to every observation. Needs only numpy: torch is not imported.
+too: the player builds that agent and appends its choice to every observation. Needs only numpy:
+torch is not imported.
 
 A checkpoint of another game, of an observation or action layout that differs from this
 card_envs version's, a corrupt or a missing file is a :class:`~train.checkpoint.CheckpointError`
