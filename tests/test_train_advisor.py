@@ -8,17 +8,19 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 import card_envs
 from agents.base import Decision, RandomAgent, advised_observation
 from agents.registry import make_agent
 from card_envs.core.errors import ConfigError
 from card_envs.core.single_agent import SingleAgentEnv
+from tests.test_train_checkpoint import edit_meta, rewrite, train_and_save
 from train.checkpoint import CheckpointError
 from train.config import config_from_dict
 from train.pool import OpponentPool
 from train.pretrain import collect
-from train.trainer import RunState, make_vec_env, new_model, save_checkpoint
+from train.trainer import RunState
 
 REVOLUTION = "revolution_v0"
 OPTIONS = {"num_hands": 2, "full_recall": True}
@@ -138,13 +140,8 @@ def test_an_unknown_advisor_in_the_config_is_a_clear_error(tmp_path):
 
 @pytest.fixture(scope="module")
 def advised_checkpoint(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("advised")
-    config = small_config(folder)
-    venv = make_vec_env(config, [])
-    model = new_model(config, venv, None)
-    model.learn(64)
-    path = folder / "checkpoint.zip"
-    save_checkpoint(path, config, model, RunState(), [])
+    config = small_config(tmp_path_factory.mktemp("advised"))
+    model, path = train_and_save(config, 64, RunState())
     return config, model, path
 
 
@@ -160,7 +157,7 @@ def test_training_envs_and_the_trained_player_read_the_same_advised_observation(
     expected = advised_observation(decision, make_agent(REVOLUTION, "heuristic:counting"))
     assert np.array_equal(player.observation(decision), expected)
     torch_logits = model.policy.action_net(model.policy.mlp_extractor.forward_actor(
-        model.policy.extract_features(__import__("torch").as_tensor(expected[None])))).detach().numpy()[0]
+        model.policy.extract_features(torch.as_tensor(expected[None])))).detach().numpy()[0]
     assert np.allclose(player.net.logits(expected), torch_logits, atol=1e-5)
 
 
@@ -173,8 +170,6 @@ def test_the_advised_player_plays_full_games(advised_checkpoint):
 
 
 def test_a_checkpoint_whose_advisor_cannot_be_built_is_a_clear_error(advised_checkpoint, tmp_path):
-    from tests.test_train_checkpoint import edit_meta, rewrite
-
     _, _, good = advised_checkpoint
     unknown = tmp_path / "unknown_advisor.zip"
     rewrite(good, unknown, edit_meta(lambda m: m["policy"].update(advisor="heuristic:nope")))

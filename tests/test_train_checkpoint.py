@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -31,17 +32,22 @@ def tiny_config(tmp_path, **extra):
                              **extra})
 
 
+def train_and_save(config, steps, run, *, snapshot=False):
+    """Train a model of ``config`` for ``steps`` decisions and save it as ``run_dir/checkpoint.zip``
+    (with one snapshot of itself if ``snapshot``): (model, path)."""
+    model = new_model(config, make_vec_env(config, []), None)
+    model.learn(steps)
+    path = Path(config.run_dir) / "checkpoint.zip"
+    snapshots = [snapshot_of(model.policy, str(steps), config.ppo.activation)] if snapshot else []
+    save_checkpoint(path, config, model, run, snapshots)
+    return model, path
+
+
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     """A briefly trained model, saved as a checkpoint: (config, model, path)."""
-    folder = tmp_path_factory.mktemp("checkpoint")
-    config = tiny_config(folder)
-    venv = make_vec_env(config, [])
-    model = new_model(config, venv, None)
-    model.learn(128)
-    path = folder / "checkpoint.zip"
-    snapshot = snapshot_of(model.policy, "128", "relu")
-    save_checkpoint(path, config, model, RunState(updates=2, evaluations=[{"num_timesteps": 64}]), [snapshot])
+    config = tiny_config(tmp_path_factory.mktemp("checkpoint"))
+    model, path = train_and_save(config, 128, RunState(updates=2, evaluations=[{"num_timesteps": 64}]), snapshot=True)
     return config, model, path
 
 
