@@ -60,7 +60,7 @@ def zone(label: str, items: Sequence[Card] = (), *, pile: int = 0, note: str = "
 
 def hidden_hand(size: int) -> Zone:
     """Another player's hand: only its size is public."""
-    return zone("hand", [face_down() for _ in range(size)], note=f"{size} cards")
+    return zone("hand", [face_down() for _ in range(size)], note=f"{size} cards", spread="stack")
 
 
 def seat_panel(seat: int, name: str, *, to_act: bool, you: bool = False, out: bool = False,
