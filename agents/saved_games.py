@@ -106,6 +106,13 @@ def save_to_dir(directory: str, name: str, record: Mapping[str, Any]) -> str:
     return path
 
 
+def save_played(directory: str, name: str, state: GameState, *, seed: int, agents: Sequence[str],
+                agent_seeds: Sequence[int] | None = None, source: Mapping[str, Any] | None = None) -> str:
+    """Save a game played to ``state`` from ``seed`` as ``directory/name``; the path written."""
+    return save_to_dir(directory, name, game_record(state, seed=seed, agents=agents, agent_seeds=agent_seeds,
+                                                    source=source))
+
+
 def load_game(source: str | os.PathLike | Mapping[str, Any]) -> SavedGame:
     """Read (a path) or take (a dict) a saved game, check it, and replay it once to prove it is exact:
     every action must be legal in turn, and the replay must end with the recorded returns."""
