@@ -256,8 +256,8 @@ function startWatch(created) {
   const select = $("perspective");
   select.replaceChildren(el("option", "", "all hands"));
   select.firstChild.value = "all";
-  created.names.forEach((name, seat) => {
-    const option = el("option", "", `${name}'s view only`);
+  created.names.forEach((_name, seat) => {
+    const option = el("option", "", `player_${seat}'s view only`);
     option.value = String(seat);
     select.append(option);
   });
@@ -324,16 +324,23 @@ function togglePlay() {
 
 // -- saved games ---------------------------------------------------------------------------------
 
+// Saved games travel as raw text, never through JSON.parse: seeds are 64-bit integers, which a
+// JavaScript number would round.
 async function openSaved(file) {
-  let record;
+  const text = await file.text();
   try {
-    record = JSON.parse(await file.text());
+    JSON.parse(text);
   } catch (error) {
     showError(new Error(`${file.name} is not JSON: ${error.message}`));
     return;
   }
   try {
-    startWatch(await api("/api/replays", record));
+    const response = await fetch("/api/replays", {
+      method: "POST", headers: { "Content-Type": "application/json" }, body: text,
+    });
+    const data = await response.json();
+    if (!response.ok) throw new ApiError(response.status, `${response.status}: ${data.detail}`);
+    startWatch(data);
     showError(null);
   } catch (error) {
     showError(error);
@@ -342,11 +349,13 @@ async function openSaved(file) {
 
 async function download() {
   try {
-    const record = await api(`/api/tables/${tableId}/saved`);
-    const blob = new Blob([JSON.stringify(record)], { type: "application/json" });
+    const response = await fetch(`/api/tables/${tableId}/saved`);
+    const text = await response.text();
+    if (!response.ok) throw new ApiError(response.status, `${response.status}: ${text}`);
+    const blob = new Blob([text], { type: "application/json" });
     const link = el("a");
     link.href = URL.createObjectURL(blob);
-    link.download = `${record.game}-seed${record.seed}.json`;
+    link.download = `${frameData ? frameData.game : snap.game}-game.json`;
     link.click();
     URL.revokeObjectURL(link.href);
   } catch (error) {
