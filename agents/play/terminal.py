@@ -46,7 +46,7 @@ def card_text(item: dict[str, Any]) -> Text:
         text = Text(f"[{code[:-1]}{SUITS[suit]}]", style=("bold red" if suit in "DH" else "bold") +
                     (" reverse" if item.get("h") else ""))
     if item.get("t"):
-        text.append(f"{item['t']} ", style="dim")
+        text.append(f"({item['t']})", style="dim")
     return text
 
 
@@ -54,7 +54,7 @@ def zone_text(zone: dict[str, Any]) -> Text:
     text = Text(f"{zone['label']}: ", style="green")
     for item in zone["cards"]:
         text.append_text(card_text(item))
-        text.append(" " if not item.get("t") else "")
+        text.append(" ")
     if zone["pile"]:
         text.append(f"[▒▒ ×{zone['pile']}]", style="blue")
     if not zone["cards"] and not zone["pile"]:
