@@ -37,7 +37,8 @@ ARTIFACTS = Path(os.environ.get("PLAY_ARTIFACTS", Path(__file__).resolve().paren
                                 / "play"))
 #: (seat of the person, seed) per game: every seat kind gets a turn across the games
 SEATS = {"revolutionary_war_v0": (1, 3), "bloodlines_v0": (0, 4), "revolution_v0": (2, 5), "battlecards_v0": (0, 6)}
-CONFIGS = {**QUICK_CONFIGS, "battlecards_v0": {**QUICK_CONFIGS["battlecards_v0"], "num_players": 3}}
+#: shorter still than the table tests' configs: a game in a browser should take seconds
+CONFIGS = {**QUICK_CONFIGS, "bloodlines_v0": {"max_turns": 30}, "battlecards_v0": {"max_rounds": 15, "num_players": 3}}
 
 if not os.path.exists(CHROMIUM):
     if os.environ.get("CI"):
@@ -121,7 +122,7 @@ def scan(sent, final_state, deal_seed: int, seat: int, name: str) -> int:
 def test_a_whole_game_by_clicking_legal_buttons(browser, name):
     seat, seed = SEATS[name]
     setup = Setup(game=name, config=CONFIGS[name], seat=seat, opponents=[strongest_heuristic(name)], seed=seed,
-                  delay_ms=10)
+                  delay_ms=0)
     with served(setup) as (url, app, sent):
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         errors: list[str] = []
@@ -163,7 +164,8 @@ def _same_deal_and_swap(page, table) -> None:
 
 def test_watching_and_replaying_in_the_browser(browser, tmp_path):
     name = "bloodlines_v0"
-    setup = Setup(game=name, mode="watch", watch=["heuristic:defender", "heuristic:aggressor"], seed=2)
+    setup = Setup(game=name, config={"max_turns": 24}, mode="watch",
+                  watch=["heuristic:defender", "heuristic:aggressor"], seed=2)
     with served(setup) as (url, app, _sent):
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.goto(url)
