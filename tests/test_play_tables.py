@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -270,3 +272,21 @@ def test_a_watched_game_saves_and_its_replay_has_the_same_frames():
         for view in ("all", 0, 2):
             a, b = watched.frame(j, view), replay.frame(j, view)
             assert a["board"] == b["board"] and a["log"] == b["log"] and a["result"] == b["result"]
+
+
+def test_battlecards_burials_show_their_kind_to_the_burier_only():
+    """R11c / spec 7.2: a card buried from hand is face down; only its owner knows its kind."""
+    config = {"max_rounds": 300}
+    table = table_for("battlecards_v0", seat=0, seed=2, config=config, opponents=["random"])
+    snapshots = play_to_end(table, np.random.default_rng(2))
+    texts = [entry["text"] for entry in table.log]
+    theirs = [t for t in texts if t.startswith("player_1 buries")]
+    mine = [t for t in texts if t.startswith("player_0 buries")]
+    assert theirs and mine  # this deal has burials on both sides
+    assert all(t == "player_1 buries a card face down" for t in theirs)
+    assert all(re.fullmatch(r"player_0 buries (10|[2-9JQKA]|X) face down", t) for t in mine)
+    assert_no_leak(table, snapshots)
+    placed = [c for s in snapshots for z in s["board"]["center"] if z["label"].startswith("war level")
+              for c in z["cards"]]
+    assert any(c["c"] is None and c["t"].startswith("player_1") for c in placed)  # theirs: backs
+    assert any(c["c"] and c["t"] == "player_0 · hand" for c in placed)  # mine: face up to me
