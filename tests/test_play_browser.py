@@ -68,7 +68,7 @@ def served(setup: Setup):
         return Response(body, status_code=response.status_code, headers=dict(response.headers))
 
     sock = bind("127.0.0.1", 0)
-    server = make_server(app, sock)
+    server = make_server(app)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20

@@ -153,3 +153,24 @@ def test_the_page_loads_nothing_from_outside():
     referenced = set(re.findall(r'(?:src|href)="([^"]+)"', page.text))
     assert referenced == {"/static/style.css", "/static/app.js", "data:,"}
     assert {p.name for p in STATIC.iterdir()} == {"index.html", "app.js", "style.css"}
+
+
+def test_save_games_writes_every_finished_game_of_a_table(tmp_path):
+    from agents.saved_games import load_game, replay_saved
+
+    client = client_for(game="revolution_v0", config={"num_hands": 1}, seat=1, opponents=["heuristic:cheap"], seed=6,
+                        delay_ms=0, save_games=str(tmp_path))
+    snap = open_table(client)
+    for _game in range(2):
+        while not snap["over"]:
+            snap = wait_for_you(client, snap)
+            if not snap["over"]:
+                snap = client.post(f"/api/tables/{snap['table']}/move",
+                                   json={"turn": snap["turn"], "action": snap["legal"][-1]["action"]}).json()
+        snap = client.post(f"/api/tables/{snap['table']}/new", json={"turn": snap["turn"], "deal": "same"}).json()
+    files = sorted(tmp_path.iterdir())
+    assert len(files) == 2  # the same deal twice: two files
+    for path in files:
+        saved = load_game(path)
+        assert saved.agents[1] == "human" and replay_saved(saved).is_over
+    assert load_game(files[0]).seed == load_game(files[1]).seed

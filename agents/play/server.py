@@ -107,8 +107,8 @@ def _saver(setup: Setup):
 
     def save(record: dict[str, Any]) -> None:
         source = record["source"]
-        save_to_dir(directory, file_name(record["game"], "play", source.get("table_seed"), source.get("deal", 0)),
-                    record)
+        save_to_dir(directory, file_name(record["game"], source.get("mode", "play"), source.get("table_seed"),
+                                         f"deal{source.get('deal', 0)}", f"game{source.get('game', 0)}"), record)
 
     return save
 
@@ -213,7 +213,8 @@ def url_of(sock: socket.socket) -> str:
     return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
 
 
-def make_server(app: FastAPI, sock: socket.socket, log_level: str = "warning"):
+def make_server(app: FastAPI, log_level: str = "warning"):
+    """A uvicorn server of ``app``; ``server.run(sockets=[sock])`` serves on a socket from :func:`bind`."""
     import uvicorn
 
     config = uvicorn.Config(app, log_level=log_level, lifespan="off", ws="none")
@@ -227,4 +228,4 @@ def serve(setup: Setup, host: str = "127.0.0.1", port: int = 8000) -> None:
     print(f"card_envs table ({setup.mode}, {setup.game}): open {url_of(sock)}  (Ctrl+C to stop)", flush=True)
     if host not in ("127.0.0.1", "localhost", "::1"):
         print(f"warning: listening on {host}, not only on this machine", file=sys.stderr)
-    make_server(app, sock).run(sockets=[sock])
+    make_server(app).run(sockets=[sock])

@@ -135,6 +135,7 @@ class PlayTable:
         self.seat = seat
         self.deal_number = 0
         self.turn = 0
+        self.games_finished = 0
         for spec in self.opponent_specs:  # fail fast, with the registry's message
             try:
                 make_agent(game.name, spec, 0)
@@ -244,9 +245,11 @@ class PlayTable:
         after = state.view(self.seat)
         self.log += self.narrator.step(len(state.history), before, after, actor, action, reveal=actor == self.seat)
         self.turn += 1
-        if state.is_over and self.on_game_over is not None and not self.saved:
+        if state.is_over and not self.saved:
             self.saved = True
-            self.on_game_over(self.saved_game())
+            self.games_finished += 1
+            if self.on_game_over is not None:
+                self.on_game_over(self.saved_game())
 
     # -- what the person sees ----------------------------------------------------------------------
 
@@ -288,7 +291,8 @@ class PlayTable:
                 raise TableError(409, "the game is still running: it can be saved once it is over")
             return game_record(self.state, seed=self.deal_seed, agents=self.seat_specs(),
                                agent_seeds=self.agent_seeds,
-                               source={"tool": "agents.play", "table_seed": self.seed, "deal": self.deal_number})
+                               source={"tool": "agents.play", "mode": "play", "table_seed": self.seed,
+                                       "deal": self.deal_number, "game": self.games_finished, "seat": self.seat})
 
 
 # -- agents against agents, and saved games ---------------------------------------------------------

@@ -8,8 +8,8 @@ log and the same legal moves, and the table checks every move the same way.
 when                type
 ==================  ===============================================================================
 your turn           the move's number (``3``) or its name (``play 7``); ``?`` lists the moves again
-game over           ``n`` new game, ``s`` same deal again, ``w`` swap seats, ``d`` save the game
-                    (with ``--save-games``), ``q`` quit
+game over           ``n`` new game, ``s`` same deal again, ``w`` swap seats, ``q`` quit (with
+                    ``--save-games DIR`` every finished game is saved there)
 watching            Enter: next decision, ``b`` back, ``p`` play to the end, ``v all`` / ``v 1``: all
                     hands / one seat's view, ``q`` quit
 ==================  ===============================================================================
