@@ -99,10 +99,10 @@ def narrate(game, before: BloodlinesView, after: BloodlinesView, actor: int, act
             if lost and not after.hearts[enemy][royal] and royal in before.royals[enemy]:
                 lines.append(f"the hearts under {seat_name(enemy)}'s {ROYAL_NAMES[royal]} are discarded "
                              f"({' '.join(card_codes(lost))})")
+    draws = {seat: before.pile_sizes[seat] - after.pile_sizes[seat] for seat in (0, 1)}
+    if draws[actor] > 0:  # the actor's draws come first; the next player's (R4, auto-skipped) after the turn line
+        lines.append(_draw_line(before, after, actor, draws[actor]))
     for seat in (0, 1):
-        drawn = before.pile_sizes[seat] - after.pile_sizes[seat]
-        if drawn > 0:
-            lines.append(_draw_line(before, after, seat, drawn))
         for royal in before.royals[seat]:
             if royal not in after.royals[seat]:
                 lines.append(f"{seat_name(seat)}'s {card_code(royal_card(before.bloodlines[seat], royal))} dies")
@@ -112,6 +112,8 @@ def narrate(game, before: BloodlinesView, after: BloodlinesView, actor: int, act
         lines.append(f"{seat_name(defender)} may sacrifice a joker to save {royal}")
     if after.turn != before.turn and not after.over:
         lines.append(f"turn {after.turn}: {seat_name(after.active)} to play")
+    if draws[1 - actor] > 0:
+        lines.append(_draw_line(before, after, 1 - actor, draws[1 - actor]))
     return lines
 
 
