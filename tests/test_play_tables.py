@@ -290,3 +290,19 @@ def test_battlecards_burials_show_their_kind_to_the_burier_only():
               for c in z["cards"]]
     assert any(c["c"] is None and c["t"].startswith("player_1") for c in placed)  # theirs: backs
     assert any(c["c"] and c["t"] == "player_0 · hand" for c in placed)  # mine: face up to me
+
+
+def test_the_library_and_the_tables_never_import_the_web_or_terminal_stack():
+    """Layers: card_envs stays numpy + gymnasium + pettingzoo; the tables need no extra (design.md)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, card_envs\n"
+            "for name in card_envs.ENV_NAMES: card_envs.make(name)\n"
+            "import agents.play.tables, agents.play.revolutionary_war, agents.play.bloodlines, agents.play.revolution\n"
+            "import agents.play.battlecards, agents.saved_games\n"
+            "stack = {'fastapi', 'uvicorn', 'starlette', 'rich', 'playwright'}\n"
+            "heavy = {m.split('.')[0] for m in sys.modules} & stack\n"
+            "sys.exit(', '.join(sorted(heavy)) or 0)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
