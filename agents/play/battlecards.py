@@ -73,9 +73,20 @@ def board(game, views: Mapping[int, BattlecardsView], names: Sequence[str], you:
                  ("face-up", len(view.face_up_piles[seat]))]
         if view.stuck[seat]:
             stats.append(("war", "stuck (no cards left)"))
+        own = views.get(seat)
+        if own is not None and (any(own.pile_known) or own.pile_unknown):
+            stats.append(("pile holds", _kinds(own.pile_known, own.pile_unknown)))
+        elif own is None and any(view.known[seat]):
+            stats.append(("known among hidden cards", _kinds(view.known[seat], view.unknown[seat])))
         seats.append(seat_panel(seat, names[seat], to_act=seat == view.acting, you=seat == you,
                                 out=not view.active[seat], stats=stats, zones=zones))
     return make_board(TITLE, info=info, status=status(view), seats=seats, center=center)
+
+
+def _kinds(counts: Sequence[int], unknown: int) -> str:
+    """Spec 7.5's public knowledge: ``K K 7 (+3 unknown)``."""
+    known = " ".join(KIND_NAMES[kind] for kind in range(len(counts)) for _ in range(counts[kind]))
+    return (known or "-") + (f" (+{unknown} unknown)" if unknown else "")
 
 
 def status(view: BattlecardsView) -> str:

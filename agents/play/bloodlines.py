@@ -37,7 +37,8 @@ def board(game, views: Mapping[int, BloodlinesView], names: Sequence[str], you: 
             ("idle turns", view.idle)]
     if view.phase == DECOY_PHASE and not view.over:
         defender = 1 - view.active
-        info.append(("threatened", card_code(royal_card(view.bloodlines[defender], view.decoy_royal))))
+        royal = card_code(royal_card(view.bloodlines[defender], view.decoy_royal))
+        info.append(("threatened", f"{royal} (attacked by {'a joker' if view.decoy_by_joker else 'a unit'})"))
     seats = [_seat(game, view, views, seat, names[seat], you) for seat in (0, 1)]
     return make_board(TITLE, info=info, status=status(view), seats=seats)
 

@@ -52,7 +52,8 @@ def board(game, views: Mapping[int, RevolutionView], names: Sequence[str], you: 
                           note=f"led by {seat_name(view.trick_leader)}" if view.trick_leader >= 0 else "no lead yet")]
     if view.prev_leader >= 0:
         center.append(_trick_zone("previous trick", view.prev_trick, view.prev_leader, view.prev_winner,
-                                  note=f"won by {seat_name(view.prev_winner)}; trump {_suit(view.prev_trump_suit)}"))
+                                  note=f"led by {seat_name(view.prev_leader)}, won by {seat_name(view.prev_winner)}; "
+                                       f"trump {_suit(view.prev_trump_suit)}"))
     for number, record in enumerate(view.recall[:-1] if view.prev_leader >= 0 else view.recall, start=1):
         leader, trick, winner = record[0], record[1:5], record[5]
         center.append(_trick_zone(f"trick {number}", trick, leader, winner, note=f"won by {seat_name(winner)}"))

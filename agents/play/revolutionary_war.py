@@ -29,6 +29,8 @@ def board(game, views: Mapping[int, RevolutionaryWarView], names: Sequence[str],
     view = next(iter(views.values()))  # every view shows the same public table
     trump = rank_name(RANK_VALUE[view.trump_stack[0]]) if view.trump_stack else "-"
     info = [("active trump", trump), ("draw deck", view.deck_size), ("dealer", seat_name(view.dealer))]
+    if view.last_capturer >= 0:
+        info.append(("last round captured by", seat_name(view.last_capturer)))
     if view.target_score is not None:
         info[:0] = [("game", view.game_number), ("match", f"{view.totals[0]}-{view.totals[1]} "
                                                           f"(target {view.target_score})")]
