@@ -62,20 +62,22 @@ class Backend:
         return f"ray at {self.address}" if self.address else f"ray, {self.workers} CPUs started here"
 
 
-def ordered_results(run: Callable[[Any], Any], count: int, job: Callable[[int], Any],
-                    backend: Backend) -> Iterator[tuple[int, Any]]:
-    """``(i, run(job(i)))`` for ``i = 0 .. count-1``, in that order. ``job(i)`` is called when chunk ``i``
-    is submitted, so it may depend on what was consumed before. Closing the iterator cancels pending work."""
+def ordered_results(run: Callable[[Any], Any], count: int, job: Callable[[int], Any], backend: Backend, *,
+                    in_order: bool = True) -> Iterator[tuple[int, Any]]:
+    """``(i, run(job(i)))`` for ``i = 0 .. count-1``, in that order (``in_order=False``: as they finish, for
+    a consumer that files results by index). ``job(i)`` is called when chunk ``i`` is submitted, so it may
+    depend on what was consumed before. Closing the iterator cancels pending work."""
     if backend.kind == "ray":
-        yield from _ray_results(run, count, job, backend)
+        yield from _ray_results(run, count, job, backend, in_order)
     elif backend.workers <= 1:
         for index in range(count):
             yield index, run(job(index))
     else:
-        yield from _pool_results(run, count, job, backend.workers)
+        yield from _pool_results(run, count, job, backend.workers, in_order)
 
 
-def _pool_results(run: Callable, count: int, job: Callable[[int], Any], workers: int) -> Iterator[tuple[int, Any]]:
+def _pool_results(run: Callable, count: int, job: Callable[[int], Any], workers: int,
+                  in_order: bool) -> Iterator[tuple[int, Any]]:
     with ProcessPoolExecutor(workers) as pool:
         pending: dict[int, Future] = {}
         done: dict[int, Any] = {}
@@ -88,9 +90,8 @@ def _pool_results(run: Callable, count: int, job: Callable[[int], Any], workers:
                 finished, _ = wait(pending.values(), return_when=FIRST_COMPLETED)
                 for index in [i for i, f in pending.items() if f in finished]:
                     done[index] = pending.pop(index).result()
-                while consumed in done:
-                    yield consumed, done.pop(consumed)
-                    consumed += 1
+                yield from _release(done, consumed, in_order)
+                consumed = submitted - len(pending) - len(done)  # handed over so far
         finally:
             for future in pending.values():
                 future.cancel()
@@ -113,7 +114,19 @@ def connect_ray(backend: Backend) -> Any:
 _REMOTE: dict[Callable, Any] = {}
 
 
-def _ray_results(run: Callable, count: int, job: Callable[[int], Any], backend: Backend) -> Iterator[tuple[int, Any]]:
+def _release(done: dict[int, Any], consumed: int, in_order: bool) -> Iterator[tuple[int, Any]]:
+    """Hand over (and forget) the finished chunks: all of them, or the run of them from ``consumed`` on."""
+    if not in_order:
+        for index in sorted(done):
+            yield index, done.pop(index)
+        return
+    while consumed in done:
+        yield consumed, done.pop(consumed)
+        consumed += 1
+
+
+def _ray_results(run: Callable, count: int, job: Callable[[int], Any], backend: Backend,
+                 in_order: bool) -> Iterator[tuple[int, Any]]:
     ray = connect_ray(backend)
     remote = _REMOTE.get(run)
     if remote is None:
@@ -130,11 +143,9 @@ def _ray_results(run: Callable, count: int, job: Callable[[int], Any], backend: 
             finished, _ = ray.wait(list(pending), num_returns=1)
             for ref in finished:
                 index = pending.pop(ref)
-                if index not in done:  # taken once, by index
-                    done[index] = ray.get(ref)
-            while consumed in done:
-                yield consumed, done.pop(consumed)
-                consumed += 1
+                done[index] = ray.get(ref)  # a retried chunk still has one ref: taken once, by its index
+            yield from _release(done, consumed, in_order)
+            consumed = submitted - len(pending) - len(done)  # handed over so far
     finally:
         for ref in pending:
             ray.cancel(ref, force=True)

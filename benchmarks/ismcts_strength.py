@@ -34,21 +34,10 @@ from typing import Any
 import numpy as np
 
 import card_envs
-from agents.ismcts import ISMCTSAgent
+from agents.ismcts import GAME_OPTIONS, ISMCTSAgent
 from agents.match import play_game, wilson, write_atomically
 from agents.registry import make_agent, strongest_heuristic
 
-#: search options per game, chosen with short sweeps (see the issue note): plain SO-ISMCTS with random
-#: rollouts where that suffices, a depth cap with the card-share evaluation for long Battlecards games,
-#: and the strongest heuristic as rollout policy and opponent model where random rollouts say little;
-#: for Revolution, every root move compared on the same deals to the end of the hand, everyone playing
-#: on as the counting player (a deeper tree of its own moves, or UCB at the root, did worse)
-GAME_OPTIONS: dict[str, str] = {
-    "revolutionary_war_v0": "c=1,rollout=random",
-    "revolution_v0": "c=1,rollout=heuristic:counting,opponents=policy,root=cycle,tree=1,horizon=hand,eval=material",
-    "battlecards_v0": "c=1,depth=40,eval=material",
-    "bloodlines_v0": "c=1,rollout=heuristic:defender,opponents=policy",
-}
 DEFAULT_BUDGETS = (25, 100, 400)
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
