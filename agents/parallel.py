@@ -107,7 +107,7 @@ def connect_ray(backend: Backend) -> Any:
         if backend.address:
             ray.init(address=backend.address, log_to_driver=False)
         else:
-            ray.init(num_cpus=backend.workers, include_dashboard=False, log_to_driver=False)
+            ray.init(address="local", num_cpus=backend.workers, include_dashboard=False, log_to_driver=False)
     return ray
 
 
