@@ -909,6 +909,7 @@ def _build_command(parser: argparse.ArgumentParser, argv: list[str], command: st
     parser.add_argument("--state", help="folder of finished chunks, to resume (default runs/ladder/<game>-v<N>)")
     parser.add_argument("--out", help="prefix of the .md/.json/.png (default benchmarks/results/ladder_<game>)")
     parser.add_argument("--resamples", type=int, default=2000)
+    parser.add_argument("--plan", action="store_true", help="print the plan (games per player, jobs) and stop")
     _backend_arguments(parser)
     args = parser.parse_args(argv)
     spec = ladder_of(args.game)
@@ -917,6 +918,13 @@ def _build_command(parser: argparse.ArgumentParser, argv: list[str], command: st
     plan = ladder_plan(spec, args.games)
     print(f"{spec.game} ladder v{spec.version}: {len(plan.contestants)} players, {plan.schedule.deals} deals, "
           f"{plan.games:,} games in {len(plan.jobs)} jobs; chunks in {state}; {backend.describe()}", file=sys.stderr)
+    if args.plan:
+        seatings = len(plan.schedule.seatings)
+        for index, rung in enumerate(spec.rungs):
+            games = sum(cap * seatings for lineup, cap in zip(plan.schedule.lineups, plan.caps, strict=True)
+                        if index in lineup)
+            print(f"{rung.label:>20}: {games:>6,} games on {rung.deals or plan.schedule.deals} deals  ({rung.spec})")
+        return 0
     engine = card_envs.make_game(spec.game, **spec.config)
     check_contestants(engine, plan.contestants)
     store = ChunkStore(state, fingerprint(spec.game, spec.config, plan, spec.seed))

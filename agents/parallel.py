@@ -17,8 +17,10 @@ backend     how chunks run
 ``ray``     Ray tasks (optional extra ``card-envs[ray]``, ``ray==2.60.0``). ``--address``: connect to
             that cluster (``ray start --head`` on one machine, ``ray start --address=HEAD:6379`` on
             the others; every node needs this package installed); without it a Ray instance with
-            ``--workers`` CPUs is started in this process. At most two chunks per cluster CPU are in
-            flight. A worker that dies mid-chunk (killed, its node lost) is retried by Ray
+            ``--workers`` CPUs is started in this process, on the loopback address only (set
+            ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=1`` to advertise the network address). At most two
+            chunks per cluster CPU are in flight. A worker that dies mid-chunk (killed, its node
+            lost) is retried by Ray
             (``max_retries``); a chunk's result is taken once, by its index, so no deal is lost and
             none is counted twice
 ==========  ==========================================================================================
@@ -28,6 +30,7 @@ The consumer may stop early (an SPRT decision): pending chunks are cancelled.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
@@ -99,6 +102,8 @@ def _pool_results(run: Callable, count: int, job: Callable[[int], Any], workers:
 
 def connect_ray(backend: Backend) -> Any:
     """Import Ray and join (``address``) or start (``workers`` CPUs) an instance; returns the module."""
+    if backend.address is None:  # a Ray for this machine alone: on the loopback address (read when ray is imported)
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     try:
         import ray
     except ImportError:
