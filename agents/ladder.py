@@ -556,6 +556,18 @@ def ladder_markdown(document: Mapping[str, Any], evaluation_markdown: str = "") 
     return "\n".join(lines) + "\n"
 
 
+def compact_table(document: Mapping[str, Any]) -> str:
+    """The ladder as a small Markdown table (the README's)."""
+    d = document
+    lines = [f"**{d['game']}** (ladder v{d['version']}, {d['games']:,} games, "
+             f"[report](benchmarks/results/ladder_{d['game']}.md))", "",
+             "| player | Elo [95% CI] | games |", "|---|---|---|"]
+    for p in d["players"]:
+        e = p["elo"]
+        lines.append(f"| {p['label']} | {e['value']:+.0f} [{e['low']:+.0f}, {e['high']:+.0f}] | {p['games']:,} |")
+    return "\n".join(lines) + "\n"
+
+
 def plot_ladder(document: Mapping[str, Any], path: str) -> None:
     """Elo with 95% intervals (left), head-to-head scores (right)."""
     import matplotlib
@@ -649,6 +661,7 @@ class Placement:
     neighbours: dict[str, Any]
     head_to_head: list[dict[str, Any]]
     sprt: dict[str, Any] | None
+    sprt_against: str | None = None
     command: str = ""
     failures: list[dict[str, Any]] = field(default_factory=list)
 
@@ -659,7 +672,7 @@ def place(game: str, agent: str, *, games: int = 2000, seed: int = 1, players: S
           progress: bool = False, resamples: int = 2000, label: str | None = None) -> Placement:
     """Play ``agent`` (a spec) on fresh deals against the ladder of ``game`` (its ratings fixed); see the module
     docstring. ``players``: only these ladder players (labels); ``sprt_against``: stop when decided."""
-    from agents.evaluation_stats import SequentialTest, SprtSpec, openskill_ratings, summarize  # noqa: F401
+    from agents.evaluation_stats import SequentialTest, SprtSpec, summarize
 
     backend = backend or Backend()
     document = load_ladder(game, ladder_path)
@@ -722,7 +735,7 @@ def place(game: str, agent: str, *, games: int = 2000, seed: int = 1, players: S
                      "score": dataclasses.asdict(pair.score), "expected": expected})
     rows.sort(key=lambda r: -r["ladder_elo"])
     return Placement(game, label, agent, spec.version, seed, evaluation.games, played, elo, skill, neighbours, rows,
-                     dataclasses.asdict(tournament.sprt) if tournament.sprt else None,
+                     dataclasses.asdict(tournament.sprt) if tournament.sprt else None, sprt_against,
                      failures=[dataclasses.asdict(f) for f in tournament.failures])
 
 
@@ -769,7 +782,7 @@ def placement_text(p: Placement) -> str:
         meaning = {"H1": f"stronger than the opponent by at least {t['elo1']:g} Elo (H1 accepted)",
                    "H0": f"not stronger than the opponent by {t['elo1']:g} Elo (H0: elo <= {t['elo0']:g} accepted)",
                    "inconclusive": "inconclusive at the game cap", "stopped": "stopped by an agent failure"}
-        lines.append(f"- SPRT against {p.head_to_head and _sprt_opponent(p)}: {meaning[t['verdict']]} after "
+        lines.append(f"- SPRT against {p.sprt_against}: {meaning[t['verdict']]} after "
                      f"{t['deals']} deals, LLR {t['llr']:.2f} in [{t['lower']:.2f}, {t['upper']:.2f}]")
     lines += ["", "| vs ladder player | ladder Elo | comparisons | score [95% CI] | expected from the Elos |",
               "|---|---|---|---|---|"]
@@ -781,10 +794,6 @@ def placement_text(p: Placement) -> str:
         lines += ["", f"{len(p.failures)} lineup(s) stopped by an agent failure: "
                   + "; ".join(f"{f['label']} at deal {f['deal']}: {f['reason']}" for f in p.failures)]
     return "\n".join(lines) + "\n"
-
-
-def _sprt_opponent(p: Placement) -> str:
-    return p.sprt.get("opponent", "?") if p.sprt else "?"
 
 
 # -- calibrating the search budgets -----------------------------------------------------------------
@@ -891,11 +900,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
         for game in [args.game] if args.game else list(LADDERS):
             try:
-                document = load_ladder(game, args.ladder)
+                print(compact_table(load_ladder(game, args.ladder)))
             except ConfigError as error:
-                print(f"{game}: {error}")
-                continue
-            print(ladder_markdown(document).split("\n## ")[0])
+                print(f"{game}: {error}\n")
         return 0
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
@@ -963,8 +970,6 @@ def _place_command(parser: argparse.ArgumentParser, argv: list[str], command: st
                       backend=Backend(args.backend, args.workers, args.address), ladder_path=args.ladder,
                       progress=not args.quiet)
     placement.command = command
-    if placement.sprt is not None:
-        placement.sprt["opponent"] = args.sprt
     sys.stdout.write(placement_text(placement))
     if args.out:
         write_atomically(args.out, json.dumps(dataclasses.asdict(placement), indent=2) + "\n")
