@@ -204,13 +204,12 @@ class Plan:
 
 
 def make_plan(contestants: Sequence[Contestant], schedule: Schedule, caps: Sequence[int], *,
-              by_deal: bool = False) -> Plan:
-    """Jobs of whole deals: lineups without a cap together, in chunks of about ``CHUNK_GAMES`` games, each
-    capped lineup alone in chunks of a few deals; sorted by first deal. ``by_deal``: one job per deal range
-    holding every lineup that plays it (what a sequential test needs: whole deals in order)."""
+              alone: Sequence[int] = (), by_deal: bool = False) -> Plan:
+    """Jobs of whole deals: the lineups of cheap players together, in chunks of about ``CHUNK_GAMES`` games,
+    each lineup in ``alone`` (those of costly players) on its own in chunks of a few deals; sorted by first
+    deal. ``by_deal``: one job per deal range holding every lineup that plays it (what a sequential test
+    needs: whole deals in order)."""
     seatings = len(schedule.seatings)
-    full = [i for i, cap in enumerate(caps) if cap >= schedule.deals]
-    capped = [i for i, cap in enumerate(caps) if cap < schedule.deals]
     jobs: list[tuple[int, int, tuple[int, ...]]] = []
     if by_deal:
         bounds = sorted({0, schedule.deals, *caps})
@@ -219,15 +218,18 @@ def make_plan(contestants: Sequence[Contestant], schedule: Schedule, caps: Seque
             playing = tuple(i for i, cap in enumerate(caps) if cap > low)
             for first in range(low, high, step):
                 jobs.append((first, min(first + step, high), playing))
-    else:
-        if full:
-            step = max(1, CHUNK_GAMES // (len(full) * seatings))
-            jobs += [(first, min(first + step, schedule.deals), tuple(full))
-                     for first in range(0, schedule.deals, step)]
-        for lineup in capped:
-            step = max(1, 24 // seatings)
-            jobs += [(first, min(first + step, caps[lineup]), (lineup,)) for first in range(0, caps[lineup], step)]
-        jobs.sort(key=lambda job: (job[0], job[2]))
+        return Plan(tuple(contestants), schedule, tuple(caps), tuple(jobs))
+    together = [i for i in range(len(caps)) if i not in set(alone) and caps[i] > 0]
+    if together:
+        step = max(1, CHUNK_GAMES // (len(together) * seatings))
+        bounds = sorted({0, *(caps[i] for i in together)})
+        for low, high in zip(bounds, bounds[1:], strict=False):
+            playing = tuple(i for i in together if caps[i] > low)
+            jobs += [(first, min(first + step, high), playing) for first in range(low, high, step)]
+    step = max(1, 24 // seatings)
+    for lineup in alone:
+        jobs += [(first, min(first + step, caps[lineup]), (lineup,)) for first in range(0, caps[lineup], step)]
+    jobs.sort(key=lambda job: (job[0], job[2]))
     return Plan(tuple(contestants), schedule, tuple(caps), tuple(jobs))
 
 
@@ -456,7 +458,8 @@ def ladder_plan(spec: LadderSpec, games: int | None = None) -> Plan:
         if sum(cap * n for cap, n in zip(caps, per_deal, strict=True)) >= target:
             break
         deals = max(deals + 1, int(deals * 1.02))
-    return make_plan(contestants, schedule, caps)
+    costly = [i for i, lineup in enumerate(schedule.lineups) if any(caps_of[a] is not None for a in lineup)]
+    return make_plan(contestants, schedule, caps, alone=costly)
 
 
 def build(spec: LadderSpec, *, games: int | None = None, backend: Backend | None = None,
