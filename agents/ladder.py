@@ -132,13 +132,16 @@ class LadderSpec:
         raise ConfigError(f"{label!r} is not on the {self.game} ladder; its players: {', '.join(self.labels)}")
 
 
-#: simulations a move that cost about 1, 10 and 100 ms of CPU on the 2-core reference machine
-#: (``python -m agents.ladder calibrate``; benchmarks/results/ladder_calibration.md)
+#: simulations a move that cost about 1, 10 and 100 ms of CPU on the 2-core reference machine, from a
+#: least-squares line through ``python -m agents.ladder calibrate`` (benchmarks/results/ladder_calibration.md;
+#: measured while the machine was shared, load 8-26, which inflates CPU time somewhat). A budget of 1 is the
+#: least there is: Revolution's search (``root=cycle``) simulates every legal move once per round, so its
+#: cheapest player costs about 4.5 ms a move; Bloodlines' about 0.5 ms.
 CALIBRATED_SIMS: dict[str, tuple[int, int, int]] = {
-    "revolutionary_war_v0": (20, 200, 2000),
-    "revolution_v0": (2, 17, 170),
+    "revolutionary_war_v0": (21, 136, 1292),
+    "revolution_v0": (1, 9, 123),
     "battlecards_v0": (2, 22, 220),
-    "bloodlines_v0": (2, 23, 230),
+    "bloodlines_v0": (1, 19, 197),
 }
 
 
@@ -748,7 +751,8 @@ def _brief(player: Mapping[str, Any]) -> dict[str, Any]:
 
 def placed_openskill(records: Sequence[GameRecord], fixed: Sequence[Mapping[str, float]], *,
                      seed: int) -> dict[str, float]:
-    """Agent 0's Plackett-Luce rating, game by game in a seeded order, the others' held at ``fixed``."""
+    """Agent 0's Plackett-Luce rating, game by game in a seeded order, the others' held at ``fixed`` (several
+    seats of agent 0 in one game: the mean of their updates, as ``openskill_ratings`` does)."""
     from openskill.models import PlackettLuce
 
     from agents.evaluation_stats import placings
@@ -761,7 +765,8 @@ def placed_openskill(records: Sequence[GameRecord], fixed: Sequence[Mapping[str,
         teams = [[mine if who == 0 else model.rating(mu=ladder[who - 1].mu, sigma=ladder[who - 1].sigma)]
                  for who in record.seating]
         updated = model.rate(teams, ranks=placings(record))
-        mine = updated[record.seating.index(0)][0]
+        seats = [team[0] for team, who in zip(updated, record.seating, strict=True) if who == 0]
+        mine = model.rating(mu=float(np.mean([r.mu for r in seats])), sigma=float(np.mean([r.sigma for r in seats])))
     return {"mu": mine.mu, "sigma": mine.sigma, "low": mine.mu - 1.96 * mine.sigma,
             "high": mine.mu + 1.96 * mine.sigma}
 
