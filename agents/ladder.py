@@ -55,7 +55,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import hashlib
-import io
 import json
 import math
 import os
@@ -581,6 +580,8 @@ def plot_ladder(document: Mapping[str, Any], path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from agents.evaluation_report import draw_head_to_head, save_figure
+
     players = document["players"][::-1]
     labels = [p["label"] for p in document["players"]]
     n = len(labels)
@@ -595,27 +596,10 @@ def plot_ladder(document: Mapping[str, Any], path: str) -> None:
     left.set_xlabel("Elo, random = 0 (95% interval)")
     left.set_title(f"{document['game']} ladder v{document['version']}")
     left.grid(axis="x", alpha=0.3)
-    matrix = np.full((n, n), np.nan)
-    for h in document["evaluation"]["head_to_head"]:
-        matrix[labels.index(h["agent"]), labels.index(h["opponent"])] = h["score"]["value"]
-    image = right.imshow(matrix, cmap="RdBu", vmin=0, vmax=1)
-    for i in range(n):
-        for j in range(n):
-            if not np.isnan(matrix[i, j]):
-                right.text(j, i, f"{matrix[i, j]:.2f}", ha="center", va="center", fontsize=8,
-                           color="white" if abs(matrix[i, j] - 0.5) > 0.3 else "black")
-    right.set_xticks(range(n), labels, rotation=35, ha="right")
-    right.set_yticks(range(n), labels)
-    right.set_title("Head-to-head score (row vs column)")
-    figure.colorbar(image, ax=right, fraction=0.046)
+    draw_head_to_head(figure, right, labels, {(h["agent"], h["opponent"]): h["score"]["value"]
+                                              for h in document["evaluation"]["head_to_head"]})
     figure.suptitle(f"{document['games']:,} games over {document['deals']:,} deals")
-    figure.tight_layout()
-    buffer = io.BytesIO()
-    try:
-        figure.savefig(buffer, format="png", dpi=100)
-    finally:
-        plt.close(figure)
-    write_atomically(path, buffer.getvalue())
+    save_figure(figure, path, dpi=100)
 
 
 def write_ladder(document: Mapping[str, Any], evaluation: Any, prefix: str | Path) -> list[str]:
