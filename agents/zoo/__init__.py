@@ -159,8 +159,9 @@ def read_manifest(path: Path) -> dict[str, Any]:
     return manifest
 
 
-def entries(game: str | None = None, *, zoo_dir: Path = ZOO_DIR) -> list[ZooEntry]:
-    """Every entry (of ``game``), sorted by game and name."""
+def entries(game: str | None = None, *, zoo_dir: Path | None = None) -> list[ZooEntry]:
+    """Every entry (of ``game``), sorted by game and name (``zoo_dir``: another zoo than the shipped one)."""
+    zoo_dir = zoo_dir or ZOO_DIR
     found = []
     for path in sorted(zoo_dir.glob("*/*.json")):
         if game is not None and path.parent.name != game:
@@ -170,8 +171,9 @@ def entries(game: str | None = None, *, zoo_dir: Path = ZOO_DIR) -> list[ZooEntr
     return found
 
 
-def entry(spec: str, *, zoo_dir: Path = ZOO_DIR) -> ZooEntry:
+def entry(spec: str, *, zoo_dir: Path | None = None) -> ZooEntry:
     """The entry of ``zoo:<game>/<name>``; :class:`ZooError` naming the known ones if there is none."""
+    zoo_dir = zoo_dir or ZOO_DIR
     game, name = parse_spec(spec)
     path = zoo_dir / game / f"{name}.json"
     if not path.is_file():
@@ -209,7 +211,7 @@ def git_commit(folder: Path | None = None) -> str | None:
 
 def add(checkpoint_path: str | Path, name: str, *, commit: str | None = None, command: str | None = None,
         report: str | None = None, summary_path: str | Path | None = None, trainer: str = "sb3 MaskablePPO (train/)",
-        notes: str = "", force: bool = False, zoo_dir: Path = ZOO_DIR) -> ZooEntry:
+        notes: str = "", force: bool = False, zoo_dir: Path | None = None) -> ZooEntry:
     """Make a new entry from a checkpoint file (and its run's ``summary.json``); returns it."""
     from agents.checkpoint_file import read_checkpoint
     from agents.match import write_atomically
@@ -218,7 +220,7 @@ def add(checkpoint_path: str | Path, name: str, *, commit: str | None = None, co
         raise ZooError(f"zoo name {name!r}: use letters, digits, '_', '-' or '.', e.g. sb3_ppo")
     checkpoint = read_checkpoint(checkpoint_path)
     game = checkpoint.game
-    folder = zoo_dir / game
+    folder = (zoo_dir or ZOO_DIR) / game
     manifest_path = folder / f"{name}.json"
     if manifest_path.exists() and not force:
         raise ZooError(f"zoo entry {PREFIX}{game}/{name} exists ({manifest_path}); pass --force to replace it")
