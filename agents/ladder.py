@@ -139,7 +139,7 @@ class LadderSpec:
 CALIBRATED_SIMS: dict[str, tuple[int, int, int]] = {
     "revolutionary_war_v0": (21, 136, 1292),
     "revolution_v0": (1, 9, 123),
-    "battlecards_v0": (2, 22, 220),
+    "battlecards_v0": (2, 18, 180),
     "bloodlines_v0": (1, 19, 197),
 }
 
