@@ -44,6 +44,13 @@ chunks, resuming    the tournament is cut into jobs of whole deals (cheap lineup
 placing lineups     in two-player games the new agent against each ladder player; with more seats, the new
                     agent with every set of seats-1 ladder players (the lineups it would have had on the
                     ladder), each in every seating of a Williams design
+compute             the search players dominate: games x searched moves a game x ms a move. Estimated CPU
+                    for a whole ladder on the reference machine (searched moves a game from
+                    ``benchmarks/results/ismcts_strength.md``): Revolutionary War ~1 h (100 ms player: 1,120
+                    games x 18 moves), Bloodlines ~1.5 h (1,080 x 38), Revolution ~3.5 h (1,120 x 41, and
+                    20,000 games of the rest), Battlecards ~11 h (1,080 x ~300 moves: long games). Halve for
+                    two local workers; divide by the CPUs of a Ray cluster (the largest job is a few deals of
+                    one lineup, a minute or two)
 ``--sprt LABEL``    stops placing as soon as a GSPRT on the per-deal head-to-head score against ``LABEL``
                     decides whether the new agent is ``--elo1`` Elo stronger (H1) or not stronger than
                     ``--elo0`` (H0); its lineups with ``LABEL`` are not capped
