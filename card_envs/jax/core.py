@@ -362,8 +362,19 @@ def seat_rows(seat: jax.Array, num_players: int) -> jax.Array:
 
 
 def shuffled(key: jax.Array, n: int) -> jax.Array:
-    """A uniformly random permutation of ``0 .. n-1`` (int32), e.g. a shuffled deck of card ids."""
-    return jax.random.permutation(key, n).astype(jnp.int32)
+    """A uniformly random permutation of ``0 .. n-1`` (int32), e.g. a shuffled deck of card ids.
+
+    Two rounds of one int32 sort each: random high bits with the position in the low bits, so a sort of
+    plain integers (4x cheaper than ``jax.random.permutation``'s key-value sort, which dominates a deal's
+    cost) carries the permutation along. A tie of the random bits keeps the earlier order; two rounds make
+    the distance from uniform smaller than ``jax.random.permutation``'s own (below 1e-9 for 52 cards)."""
+    index_bits = max(1, (n - 1).bit_length())
+    low = jnp.uint32((1 << index_bits) - 1)
+    order = jnp.arange(n, dtype=jnp.uint32)
+    for round_key in jax.random.split(key, 2):
+        keys = (jax.random.bits(round_key, (n,), jnp.uint32) & ~low) | jnp.arange(n, dtype=jnp.uint32)
+        order = order[jnp.sort(keys) & low]
+    return order.astype(jnp.int32)
 
 
 class ExactRatios:
@@ -404,20 +415,27 @@ def unstack_state(batch: Any, index: int) -> Any:
 
 
 def random_legal_action(key: jax.Array, legal_action_mask: jax.Array) -> jax.Array:
-    """A uniformly random legal action of one state (one uniform draw, mapped onto the legal set)."""
-    legal = legal_action_mask.astype(jnp.int32)
-    count = legal.sum()
-    pick = jnp.minimum((jax.random.uniform(key) * count).astype(jnp.int32), count - 1)
-    return jnp.argmax(jnp.cumsum(legal) > pick).astype(jnp.int32)
+    """A uniformly random legal action of one state (vmap it, or see :func:`random_legal_actions`)."""
+    return random_legal_actions(key, legal_action_mask[None])[0]
 
 
 def random_legal_actions(key: jax.Array, legal_action_mask: jax.Array) -> jax.Array:
-    """:func:`random_legal_action` for a batch of masks ``(batch, num_actions)``."""
-    legal = legal_action_mask.astype(jnp.int32)
-    count = legal.sum(axis=-1, keepdims=True)
-    u = jax.random.uniform(key, count.shape)
-    pick = jnp.minimum((u * count).astype(jnp.int32), count - 1)
-    return jnp.argmax(jnp.cumsum(legal, axis=-1) > pick, axis=-1).astype(jnp.int32)
+    """A random legal action for each mask of a batch ``(batch, num_actions)``, cheaply (benchmarks, random
+    opponents): one random word per state, hashed with each action id into a priority; the legal action
+    of highest priority is played. Uniform over the legal set up to the quality of the hash (tested)."""
+    word = jax.random.bits(key, legal_action_mask.shape[:-1], jnp.uint32)[..., None]
+    salt = jnp.arange(legal_action_mask.shape[-1], dtype=jnp.uint32) * jnp.uint32(0x9E3779B9)
+    priority = jnp.where(legal_action_mask, _mix32(word ^ salt), 0)
+    return jnp.argmax(priority, axis=-1).astype(jnp.int32)
+
+
+def _mix32(x: jax.Array) -> jax.Array:
+    """An integer hash with good avalanche ("lowbias32", C. Wellons): close bits give unrelated outputs."""
+    x = x ^ (x >> 16)
+    x = x * jnp.uint32(0x7FEB352D)
+    x = x ^ (x >> 15)
+    x = x * jnp.uint32(0x846CA68B)
+    return x ^ (x >> 16)
 
 
 # -- auto-reset --------------------------------------------------------------------------------------
