@@ -461,15 +461,20 @@ def step_autoreset(env: pgx.Env) -> Callable[[pgx.State, jax.Array, jax.Array], 
     return step
 
 
-def reset_finished(env: pgx.Env, states: pgx.State, key: jax.Array, slots: int | None = None) -> pgx.State:
+def reset_finished(env: pgx.Env, states: pgx.State, key: jax.Array, slots: int | None = None,
+                   lazy: bool = False) -> pgx.State:
     """A batch of states in which finished episodes (terminated or truncated) are replaced by fresh deals.
 
     With ``slots=None`` every finished state is re-dealt (the deal is computed for the whole batch). With
     ``slots=k`` the first ``k`` finished states are re-dealt and only ``k`` deals are computed; any further
-    finished states wait for a later call (stepping them changes nothing, Pgx). Read ``rewards`` and the
-    flags of the step before calling this: the fresh states have them cleared. Jit it with ``slots`` static."""
+    finished states wait for a later call (stepping them changes nothing, Pgx). With ``lazy=True`` nothing
+    happens until ``k`` states are finished (a real branch on the batch, so most steps skip the deal and its
+    pass over the batch; finished states wait a few steps). Read ``rewards`` and the flags of the step
+    before calling this: the fresh states have them cleared. Jit it with ``slots`` and ``lazy`` static."""
     done = states.terminated | states.truncated
     batch = done.shape[0]
+    if lazy and slots is not None and slots < batch:
+        return jax.lax.cond(done.sum() >= slots, lambda: reset_finished(env, states, key, slots), lambda: states)
     if slots is None or slots >= batch:
         fresh = jax.vmap(env.init)(jax.random.split(key, batch))
         return jax.tree.map(lambda new, old: jnp.where(_expand(done, old), new, old), fresh, states)
