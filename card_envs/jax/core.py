@@ -119,6 +119,9 @@ class CardState(pgx.State):
     def env_id(self) -> str:  # type: ignore[override]
         return self.name
 
+    def _repr_html_(self) -> None:  # type: ignore[override]
+        return None  # notebooks fall back to repr(): Pgx's SVG renderer does not know the card games
+
     def to_svg(self, **_: Any) -> str:
         raise NotImplementedError(
             f"{self.name}: Pgx's SVG visualizer knows only Pgx's own games; render a position with the Python "
