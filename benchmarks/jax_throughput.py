@@ -54,8 +54,11 @@ if __package__ in (None, ""):  # run as ``python benchmarks/jax_throughput.py``:
 
 import card_envs  # noqa: E402
 from benchmarks.throughput import (  # noqa: E402
+    _rate,
+    _ratio,
     _version,
     add_output_arguments,
+    config_label,
     engine_loop,
     log,
     machine_description,
@@ -185,10 +188,6 @@ def time_call(row: JaxRow, seed: int) -> Sample:
 # -- rows ---------------------------------------------------------------------------------------------------------
 
 
-def config_label(config: dict[str, Any]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in config.items()) or "default"
-
-
 def parse_configs(entries: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
     """``--config name=JSON`` (repeatable) replaces the configs measured for that game."""
     configs: dict[str, list[dict[str, Any]]] = {}
@@ -255,16 +254,6 @@ def summarize(jax_rows: list[JaxRow], python_rows: list[PythonRow], anchor_rows:
                         for p in python_rows],
         "engines": engines,
     }
-
-
-def _rate(values: dict[str, float] | None) -> str:
-    if not values:
-        return "-"
-    return f"{values['median']:,.0f} ({values['min']:,.0f}-{values['max']:,.0f})"
-
-
-def _ratio(values: dict[str, float]) -> str:
-    return f"{values['median']:.2f}x ({values['min']:.2f}-{values['max']:.2f})"
 
 
 def render_markdown(report: dict[str, Any]) -> str:
