@@ -66,10 +66,16 @@ helper                                    use
                                           keeping the step's ``rewards`` / ``terminated`` / ``truncated``
                                           (for trainers; pays a deal on every step under ``vmap``)
 :func:`reset_finished`                    on a batch: re-deals at most ``slots`` finished states per call
-                                          (the deal is paid only for them; benchmarks, and trainers that
-                                          read rewards and flags before calling it)
-:func:`random_legal_actions`              a uniformly random legal action per state of a batch
+                                          (the deal is paid only for them; ``lazy=True``: only once
+                                          ``slots`` wait; benchmarks, and trainers that read rewards and
+                                          flags before calling it)
+:func:`random_legal_actions`              a random legal action per state of a batch
 ========================================  ================================================================
+
+Helpers for the game files: :func:`shuffled` (a deck permutation from a key), :func:`one_hot`,
+:func:`seat_rows` (update one seat's row without a gather), :func:`tree_where`, :class:`ExactRatios`
+(observation entries ``n / d`` bit-equal to the Python encoding's; XLA's ``n * (1 / d)`` is not) and
+:func:`padded` (for ``_game_fields``).
 """
 
 from __future__ import annotations
