@@ -72,7 +72,8 @@ helper                                    use
 :func:`random_legal_actions`              a random legal action per state of a batch
 ========================================  ================================================================
 
-Helpers for the game files: :func:`shuffled` (a deck permutation from a key), :func:`one_hot`,
+Helpers for the game files: :func:`shuffled` (a deck permutation from a key), :func:`one_hot`, :func:`popcount`,
+:func:`card_mask`, ``RANK_VALUE`` / ``SUIT_INDEX`` (numpy tables by card id),
 :func:`seat_rows` (update one seat's row without a gather), :func:`tree_where`, :class:`ExactRatios`
 (observation entries ``n / d`` bit-equal to the Python encoding's; XLA's ``n * (1 / d)`` is not) and
 :func:`padded` (for ``_game_fields``).
@@ -93,6 +94,8 @@ import numpy as np
 import pgx
 
 import card_envs
+from card_envs.cards import RANK_VALUE as _RANK_VALUE
+from card_envs.cards import SUIT_INDEX as _SUIT_INDEX
 from card_envs.core.engine import Game, GameState
 from card_envs.core.errors import ConfigError
 
@@ -106,6 +109,14 @@ JAX_GAMES: dict[str, str] = {
 
 #: ``current_player`` of a state whose episode is over
 OVER_PLAYER = 0
+
+#: rank value per card id (A=1 .. K=13, jokers 0) and suit index (C=0 .. S=3, jokers -1), as numpy constants:
+#: indexing them inside a trace embeds them in the compiled step
+RANK_VALUE = np.asarray(_RANK_VALUE, dtype=np.int32)
+SUIT_INDEX = np.asarray(_SUIT_INDEX, dtype=np.int32)
+
+TRUE = jnp.bool_(True)
+FALSE = jnp.bool_(False)
 
 #: the base fields of every Pgx state (the game arrays come after them)
 PGX_FIELDS: tuple[str, ...] = (
@@ -402,6 +413,23 @@ class ExactRatios:
 
     def __call__(self, numerators: jax.Array) -> jax.Array:
         return jnp.asarray(self.table)[self.offsets + jnp.clip(numerators, 0, self.tops)]
+
+
+def observation_seat(current_player: jax.Array) -> jax.Array:
+    """The seat whose observation ``state.observation`` holds (``current_player``; never -1)."""
+    return jnp.maximum(current_player, 0)
+
+
+def card_mask(cards: Sequence[int], size: int = len(_RANK_VALUE)) -> np.ndarray:
+    """A bool array with ``True`` at every card id of ``cards`` (hands and piles as sets, for ``_game_fields``)."""
+    out = np.zeros(size, dtype=np.bool_)
+    out[list(cards)] = True
+    return out
+
+
+def popcount(bits: jax.Array) -> jax.Array:
+    """Set bits of integer bit masks (hands as masks), elementwise."""
+    return jax.lax.population_count(bits)
 
 
 def padded(values: Sequence[int], size: int, fill: int = -1, dtype: Any = np.int32) -> np.ndarray:
