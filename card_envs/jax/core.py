@@ -26,7 +26,8 @@ member                           what it is
 ``_legal_action_mask(state)``    bool ``(num_actions,)``: the Python engine's legal set of
                                  ``current_player`` (only read while the episode runs)
 ``_game_fields(py_state, seed)`` the game arrays (numpy, underscore names) of a Python ``GameState``;
-                                 chance fields drawn from ``numpy.random.default_rng(seed)``
+                                 chance fields drawn from ``numpy.random.default_rng(seed)`` (a game
+                                 without chance fields may define ``_game_fields(py_state)``)
 ===============================  =================================================================
 
 Conventions, the same in every game (the Python engine is the reference; ``card_envs.jax.lockstep``
@@ -85,6 +86,7 @@ import dataclasses
 import functools
 import importlib
 import importlib.util
+import inspect
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
@@ -300,9 +302,14 @@ class CardEnv(pgx.Env):
             "legal_action_mask": np.zeros(self.num_actions, np.bool_),
             "_step_count": np.int32(len(py_state.history)),
         }
-        game_fields = self._game_fields(py_state, seed)
+        game_fields = self._game_fields(py_state, seed) if self._fields_take_seed else self._game_fields(py_state)
         fields.update({name: np.asarray(value) for name, value in game_fields.items()})
         return fields
+
+    @functools.cached_property
+    def _fields_take_seed(self) -> bool:
+        """Whether ``_game_fields`` takes the ``seed`` (a game without chance fields may leave it out)."""
+        return len(inspect.signature(self._game_fields).parameters) >= 2
 
     @functools.cached_property
     def _finish_conversion(self) -> Callable[[dict[str, Any]], CardState]:
