@@ -541,6 +541,23 @@ class RunState:
     pretrain: dict[str, Any] = field(default_factory=dict)
 
 
+#: the settings that do not change the jitted loop (a trainer compiled for one serves them all)
+OUTSIDE_THE_LOOP = ("seed", "total_timesteps", "checkpoint_interval", "run_dir", "init_from", "pretrain", "eval")
+_TRAINERS: dict[tuple[int, str], tuple[Any, JaxPPO]] = {}
+
+
+def trainer_for(config: TrainConfig, env: Any) -> JaxPPO:
+    """The :class:`JaxPPO` of ``config`` on ``env``, reused (with its compiled functions) by later runs in this
+    process whose configs differ only in :data:`OUTSIDE_THE_LOOP` (a benchmark's repeats, a test's runs)."""
+    loop = {key: value for key, value in config.to_dict().items() if key not in OUTSIDE_THE_LOOP}
+    key = (id(env), repr(sorted(loop.items())))
+    if key not in _TRAINERS:
+        if len(_TRAINERS) >= 4:
+            _TRAINERS.pop(next(iter(_TRAINERS)))
+        _TRAINERS[key] = (env, JaxPPO(config, env))  # the env is kept alive, so its id stays its own
+    return _TRAINERS[key][1]
+
+
 def decisions_per_update(config: TrainConfig) -> int:
     return config.ppo.n_steps * config.n_envs
 
@@ -566,7 +583,7 @@ def train(config: TrainConfig, *, resume: bool = False, progress: bool = True, f
         from card_envs import jax as card_envs_jax
 
         env = card_envs_jax.make(config.game, **config.env_options)
-    trainer = JaxPPO(config, env)
+    trainer = trainer_for(config, env)
     run = RunState()
     if resume:
         config, run, runner = _resume(config, trainer, checkpoint_path)
