@@ -32,7 +32,10 @@ from card_envs.core.engine import Game
 from card_envs.core.errors import ConfigError
 
 #: game -> {agent spec: "module:function"} of the ported players (the function builds ``act`` for a Game)
-PORTS: dict[str, dict[str, str]] = {}
+PORTS: dict[str, dict[str, str]] = {
+    "revolutionary_war_v0": {"heuristic:cheapest": "train.jax_players.revolutionary_war:make_cheapest",
+                             "heuristic:pot": "train.jax_players.revolutionary_war:make_pot"},
+}
 
 
 def ported(game_name: str) -> list[str]:
