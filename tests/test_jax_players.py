@@ -14,7 +14,8 @@ from agents.registry import make_agent  # noqa: E402
 from train.jax_players import PORTS, make_port, ported  # noqa: E402
 
 #: (game, options, spec): every port, under the options it is meant for
-CASES = [(game, {}, spec) for game in sorted(PORTS) for spec in ported(game)]
+CASES = [(game, {}, spec) for game in sorted(PORTS) for spec in ported(game)] + \
+    [("battlecards_v0", {"num_players": n}, spec) for n in (3, 6) for spec in ported("battlecards_v0")]
 POSITIONS = 3000
 
 
@@ -43,7 +44,7 @@ def positions(game_name: str, options: dict, spec: str, count: int, seed: int = 
     return np.asarray(observations[:count]), np.asarray(masks[:count]), np.asarray(moves[:count])
 
 
-@pytest.mark.parametrize(("game_name", "options", "spec"), CASES, ids=[f"{g}-{s}" for g, _, s in CASES])
+@pytest.mark.parametrize(("game_name", "options", "spec"), CASES, ids=[f"{g}-{s}-{o}" for g, o, s in CASES])
 def test_the_port_moves_as_the_python_player(game_name, options, spec):
     observations, masks, moves = positions(game_name, options, spec, POSITIONS)
     act = make_port(card_envs.make_game(game_name, **options), spec)

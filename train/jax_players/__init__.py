@@ -35,6 +35,8 @@ from card_envs.core.errors import ConfigError
 PORTS: dict[str, dict[str, str]] = {
     "revolutionary_war_v0": {"heuristic:cheapest": "train.jax_players.revolutionary_war:make_cheapest",
                              "heuristic:pot": "train.jax_players.revolutionary_war:make_pot"},
+    "battlecards_v0": {"heuristic:cheapest": "train.jax_players.battlecards:make_cheapest",
+                       "heuristic:counter": "train.jax_players.battlecards:make_counter"},
     "bloodlines_v0": {"heuristic:defender": "train.jax_players.bloodlines:make_defender"},
 }
 
