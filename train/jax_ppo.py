@@ -231,6 +231,26 @@ class Transition(NamedTuple):
     done: jax.Array
 
 
+class Turn(NamedTuple):
+    """The games between two learner decisions (:meth:`JaxPPO.play_until_learner`), batched over games."""
+
+    state: Any
+    seat: jax.Array
+    entry: jax.Array
+    slot: jax.Array
+    finished: jax.Array  #: the learner's episode ended (the game has been dealt again)
+    earned: jax.Array  #: the learner's rewards before the end
+    replies: jax.Array  #: decisions before the end
+    carried: jax.Array  #: the learner's rewards in the new episode, before its first decision
+    first: jax.Array  #: decisions in the new episode, before the learner's first
+
+    @classmethod
+    def start(cls, state: Any, seat: jax.Array, entry: jax.Array, slot: jax.Array, finished: jax.Array,
+              carried: jax.Array) -> Turn:
+        zeros = jnp.zeros(seat.shape, jnp.int32)
+        return cls(state, seat, entry, slot, finished, jnp.zeros(seat.shape, jnp.float32), zeros, carried, zeros)
+
+
 def tree_where(condition: jax.Array, new: Any, old: Any) -> Any:
     """``new`` where ``condition`` (one bool per game) else ``old``, leaf by leaf of a batched pytree."""
 
@@ -310,47 +330,52 @@ class JaxPPO:
             actions = jnp.where(entry_now == index, chosen, actions)
         return actions
 
-    def play_opponents(self, state: Any, runner_seats: tuple[jax.Array, jax.Array, jax.Array], active: Layers,
-                       key: jax.Array, *, redeal: bool) -> tuple[Any, jax.Array, jax.Array]:
-        """Opponents move until every game is at the learner's seat (or over, unless ``redeal``).
+    def play_until_learner(self, turn: Turn, active: Layers, key: jax.Array) -> Turn:
+        """Opponents move until every game is at the learner's seat, in one ``lax.while_loop``.
 
-        Returns the state, the reward the learner's seat earned meanwhile, and the decisions made. With
-        ``redeal`` (after a reset), a game that ends before the learner's first decision is dealt again."""
-        seat, entry, slot = runner_seats
+        A game that ends (``over``) is dealt again at once: if the learner's episode was still running it is
+        marked ``finished`` (the rewards until then are ``earned``, the moves ``replies``) and gets a new
+        seat and line-up; a new deal that ends before the learner's first decision is dealt again (what it
+        paid is void). In the new episode the rewards go to ``carried`` (paid with the learner's first
+        decision) and the moves to ``first``."""
+        rows = jnp.arange(self.n_envs)
         batch_step = jax.vmap(self.env.step)
         batch_init = jax.vmap(self.env.init)
 
         def over(s: Any) -> jax.Array:
             return s.terminated | s.truncated
 
-        def waiting(s: Any) -> jax.Array:
-            return (s.current_player != seat) & ~over(s)
+        def cond(carry: tuple[Turn, jax.Array, jax.Array]) -> jax.Array:
+            t, _, moves = carry
+            return jnp.any(over(t.state) | (t.state.current_player != t.seat)) & (moves < MAX_OPPONENT_MOVES)
 
-        def cond(carry: tuple) -> jax.Array:
-            s, _, _, _, moves = carry
-            pending = waiting(s) | (over(s) if redeal else False)
-            return jnp.any(pending) & (moves < MAX_OPPONENT_MOVES)
+        def body(carry: tuple[Turn, jax.Array, jax.Array]) -> tuple[Turn, jax.Array, jax.Array]:
+            t, k, moves = carry
+            k, k_deal, k_seats, k_act, k_step = jax.random.split(k, 5)
+            ended = over(t.state)
+            ending = ended & ~t.finished  # the learner's episode ends here
+            redeal = ended & t.finished  # a new deal that ended before the learner's first decision
+            state = jax.lax.cond(jnp.any(ended),
+                                 lambda: tree_where(ended, batch_init(jax.random.split(k_deal, self.n_envs)),
+                                                    t.state),
+                                 lambda: t.state)
+            seat, entry, slot = self.draw_lineups(k_seats)
+            t = t._replace(state=state, seat=jnp.where(ending, seat, t.seat),
+                           entry=jnp.where(ending[:, None], entry, t.entry),
+                           slot=jnp.where(ending[:, None], slot, t.slot), finished=t.finished | ended,
+                           carried=jnp.where(redeal, 0.0, t.carried), first=jnp.where(redeal, 0, t.first))
+            moving = t.state.current_player != t.seat
+            actions = self.opponent_actions(t.state, t.entry, t.slot, active, k_act)
+            stepped = batch_step(t.state, actions, jax.random.split(k_step, self.n_envs))
+            paid = jnp.where(moving, stepped.rewards[rows, t.seat], 0.0)
+            t = t._replace(state=tree_where(moving, stepped, t.state),
+                           earned=t.earned + jnp.where(t.finished, 0.0, paid),
+                           carried=t.carried + jnp.where(t.finished, paid, 0.0),
+                           replies=t.replies + (moving & ~t.finished), first=t.first + (moving & t.finished))
+            return t, k, moves + 1
 
-        def body(carry: tuple) -> tuple:
-            s, earned, decisions, k, moves = carry
-            k, k_act, k_step, k_deal = jax.random.split(k, 4)
-            moving = waiting(s)
-            actions = self.opponent_actions(s, entry, slot, active, k_act)
-            stepped = batch_step(s, actions, jax.random.split(k_step, self.n_envs))
-            earned = earned + jnp.where(moving, stepped.rewards[jnp.arange(self.n_envs), seat], 0.0)
-            s = tree_where(moving, stepped, s)
-            if redeal:
-                ended = over(s)
-                s = jax.lax.cond(jnp.any(ended),
-                                 lambda: tree_where(ended, batch_init(jax.random.split(k_deal, self.n_envs)), s),
-                                 lambda: s)
-                earned = jnp.where(ended, 0.0, earned)  # a deal replayed: what it paid is void
-            return s, earned, decisions + moving, k, moves + 1
-
-        zeros = jnp.zeros(self.n_envs, jnp.float32)
-        state, earned, decisions, _, _ = jax.lax.while_loop(
-            cond, body, (state, zeros, jnp.zeros(self.n_envs, jnp.int32), key, jnp.int32(0)))
-        return state, earned, decisions
+        turn, _, _ = jax.lax.while_loop(cond, body, (turn, key, jnp.int32(0)))
+        return turn
 
     # -- the loop -----------------------------------------------------------------------------------------------
 
@@ -364,11 +389,12 @@ class JaxPPO:
         seat, entry, slot = self.draw_lineups(k_seats)
         size = self.config.pool.max_snapshots
         snapshots = jax.tree.map(lambda a: jnp.zeros((size, *a.shape), a.dtype).at[0].set(a), params["policy"])
-        active = jax.tree.map(lambda a: a[: self.table.slots] * 0 + a[:1], snapshots)
-        state, carried, decisions = self.play_opponents(state, (seat, entry, slot), active, k_play, redeal=True)
+        active = jax.tree.map(lambda a: jnp.repeat(a[:1], self.table.slots, axis=0), snapshots)
         zeros = jnp.zeros(self.n_envs, jnp.float32)
-        return Runner(params, self.optimizer.init(params), state, seat, entry, slot, carried, zeros, decisions,
-                      snapshots, jnp.int32(1), jnp.int32(0), key)
+        every = jnp.ones(self.n_envs, jnp.bool_)
+        turn = self.play_until_learner(Turn.start(state, seat, entry, slot, every, zeros), active, k_play)
+        return Runner(params, self.optimizer.init(params), turn.state, turn.seat, turn.entry, turn.slot,
+                      turn.carried, zeros, turn.first, snapshots, jnp.int32(1), jnp.int32(0), key)
 
     def _run_updates(self, runner: Runner, total_updates: jax.Array, count: int) -> tuple[Runner, dict]:
         """``count`` PPO updates (acting, GAE, epochs, snapshots); per-update statistics stacked."""
@@ -411,41 +437,33 @@ class JaxPPO:
     def _act(self, carry: tuple[Runner, tuple], active: Layers) -> tuple[tuple[Runner, tuple], Transition]:
         """One learner decision in every game, the opponents' replies, and the reset of finished games."""
         runner, (episodes, return_sums, all_decisions, lengths) = carry
-        key, k_input, k_action, k_step, k_reply, k_deal, k_seats, k_first = jax.random.split(runner.key, 8)
+        key, k_input, k_action, k_step, k_reply = jax.random.split(runner.key, 5)
         state, rows = runner.env_state, jnp.arange(self.n_envs)
-        seats = (runner.seat, runner.entry, runner.slot)
         inputs = self.policy_input(state.observation, state.legal_action_mask, k_input)
         logits, value = forward(runner.params, inputs, self.activation)
         mask = state.legal_action_mask
         action = sample(k_action, logits, mask)
         log_prob = jnp.take_along_axis(log_policy(logits, mask), action[:, None], axis=1)[:, 0]
         state = jax.vmap(self.env.step)(state, action, jax.random.split(k_step, self.n_envs))
-        reward = runner.carried + state.rewards[rows, runner.seat]
-        state, earned, replies = self.play_opponents(state, seats, active, k_reply, redeal=False)
-        reward = reward + earned
-        done = state.terminated | state.truncated
+        paid = runner.carried + state.rewards[rows, runner.seat]
+        unfinished = jnp.zeros(self.n_envs, jnp.bool_)
+        turn = Turn.start(state, runner.seat, runner.entry, runner.slot, unfinished, jnp.zeros(self.n_envs))
+        turn = self.play_until_learner(turn, active, k_reply)
+        reward, done = paid + turn.earned, turn.finished
         transition = Transition(inputs, mask, action, log_prob, value, reward, done)
         # statistics of the games that ended, by kind of line-up
         episode_return = runner.episode_return + reward
-        episode_decisions = runner.episode_decisions + 1 + replies
+        episode_decisions = runner.episode_decisions + 1 + turn.replies
         kind = self.lineup_kind(runner.entry, runner.seat)
-        episodes = episodes + jax.ops.segment_sum(done.astype(jnp.float32), kind, len(self.table.kinds))
-        return_sums = return_sums + jax.ops.segment_sum(jnp.where(done, episode_return, 0.0), kind,
-                                                        len(self.table.kinds))
+        kinds = len(self.table.kinds)
+        episodes = episodes + jax.ops.segment_sum(done.astype(jnp.float32), kind, kinds)
+        return_sums = return_sums + jax.ops.segment_sum(jnp.where(done, episode_return, 0.0), kind, kinds)
         lengths = lengths + jnp.sum(jnp.where(done, episode_decisions, 0)).astype(jnp.float32)
-        all_decisions = all_decisions + jnp.sum(1 + replies).astype(jnp.float32)
-        # finished games: a new deal, seat and line-up, played up to the learner's first decision
-        fresh = jax.vmap(self.env.init)(jax.random.split(k_deal, self.n_envs))
-        new_seat, new_entry, new_slot = self.draw_lineups(k_seats)
-        state = tree_where(done, fresh, state)
-        seat = jnp.where(done, new_seat, runner.seat)
-        entry = jnp.where(done[:, None], new_entry, runner.entry)
-        slot = jnp.where(done[:, None], new_slot, runner.slot)
-        state, carried, first = self.play_opponents(state, (seat, entry, slot), active, k_first, redeal=True)
-        runner = runner._replace(env_state=state, seat=seat, entry=entry, slot=slot, carried=carried, key=key,
+        all_decisions = all_decisions + jnp.sum(1 + turn.replies + turn.first).astype(jnp.float32)
+        runner = runner._replace(env_state=turn.state, seat=turn.seat, entry=turn.entry, slot=turn.slot,
+                                 carried=turn.carried, key=key,
                                  episode_return=jnp.where(done, 0.0, episode_return),
-                                 episode_decisions=jnp.where(done, 0, episode_decisions) + first)
-        all_decisions = all_decisions + jnp.sum(first).astype(jnp.float32)
+                                 episode_decisions=jnp.where(done, turn.first, episode_decisions))
         return (runner, (episodes, return_sums, all_decisions, lengths)), transition
 
     def lineup_kind(self, entry: jax.Array, seat: jax.Array) -> jax.Array:
