@@ -107,6 +107,8 @@ def test_the_jax_backend_refuses_keys_it_would_not_read():
         jax_config(vec_env="async")
     with pytest.raises(ConfigError, match="torch_threads"):
         jax_config(torch_threads=2)
+    with pytest.raises(ConfigError, match="draw_reward"):
+        jax_config(draw_reward=-1.0)
     with pytest.raises(ConfigError, match="jax.updates_per_call: settings of backend: jax"):
         jax_config(backend="sb3")
     with pytest.raises(ConfigError, match="must divide"):

@@ -64,8 +64,8 @@ key                         meaning
                             ``separate`` networks as SB3 builds them)
 ==========================  ==========================================================================
 
-Keys the ``jax`` backend does not read (``vec_env``, ``torch_threads``, ``duplicate_baseline``) must keep their
-defaults there, and ``jax.*`` keys theirs under ``sb3``: a config never says something that is silently ignored.
+Keys the ``jax`` backend does not read (``vec_env``, ``torch_threads``, ``duplicate_baseline``, ``draw_reward``:
+a JAX engine's state does not say who won, only what each seat was paid) must keep their defaults there, and ``jax.*`` keys theirs under ``sb3``: a config never says something that is silently ignored.
 """
 
 from __future__ import annotations
@@ -289,7 +289,7 @@ class TrainConfig:
         """Refuse keys the chosen backend would not read (a config never says what is then ignored)."""
         defaults = TrainConfig(game=self.game)
         if self.backend == "jax":
-            for key in ("vec_env", "torch_threads", "duplicate_baseline"):
+            for key in ("vec_env", "torch_threads", "duplicate_baseline", "draw_reward"):
                 if getattr(self, key) != getattr(defaults, key):
                     raise ConfigError(f"{key} is a setting of the sb3 backend; backend: jax does not read it "
                                       f"(remove it, or set backend: sb3)")
