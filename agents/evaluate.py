@@ -234,6 +234,7 @@ class _Job:
     first: int
     last: int
     skip: frozenset[int]  #: lineups already stopped by an agent failure
+    save_games: str | None = None  #: write every game played to this directory (agents.saved_games)
 
 
 def _play_chunk(job: _Job) -> tuple[list[GameRecord], list[AgentFailure]]:
@@ -269,9 +270,23 @@ def _play_chunk(job: _Job) -> tuple[list[GameRecord], list[AgentFailure]]:
                 played.append(GameRecord(deal, lineup, permutation, seating, tuple(state.returns()),
                                          tuple(state.winners()), final_scores(state), len(state.history),
                                          bool(state.truncated), start))
+                if job.save_games:
+                    _save_game(job, state, seed_of_deal, seating, seeds, deal, lineup, permutation)
             else:
                 records.extend(played)  # a lineup's deal counts only when all its seatings finished
     return records, failures
+
+
+def _save_game(job: _Job, state: GameState, seed_of_deal: int, seating: Sequence[int], seeds: Sequence[int],
+               deal: int, lineup: int, permutation: int) -> None:
+    from agents.saved_games import file_name, save_played
+
+    labels = [job.contestants[index].label for index in seating]
+    save_played(job.save_games, file_name(job.game, f"s{job.seed}", f"deal{deal:06d}", f"lineup{lineup}",
+                                          f"seating{permutation}"), state, seed=seed_of_deal,
+                agents=[job.contestants[index].spec for index in seating], agent_seeds=seeds,
+                source={"tool": "agents.evaluate", "seed": job.seed, "deal": deal, "lineup": lineup,
+                        "seating": permutation, "labels": labels})
 
 
 def _seat_agents(job: _Job, cast: dict[tuple[int, int], Agent], seating: Sequence[int]) -> list[Agent]:
@@ -303,6 +318,7 @@ class Tournament:
     deals_played: int = 0
     sprt: SprtResult | None = None  #: the sequential test's result, when one ran
     command: str = ""
+    save_games: str | None = None  #: every game played is also written here (agents.saved_games)
 
     @property
     def labels(self) -> list[str]:
@@ -315,9 +331,10 @@ class Tournament:
 
 def run_tournament(game: str, contestants: Sequence[Contestant | str], games: int, *, seed: int = 0,
                    config: Mapping[str, Any] | None = None, workers: int = 1, sprt: SprtSpec | None = None,
-                   progress: bool = False) -> Tournament:
+                   progress: bool = False, save_games: str | None = None) -> Tournament:
     """Play the tournament; see the module docstring. ``sprt``: an
-    :class:`agents.evaluation_stats.SprtSpec` (two agents), or None."""
+    :class:`agents.evaluation_stats.SprtSpec` (two agents), or None. ``save_games``: also write every
+    game played to this directory, one JSON file each (:mod:`agents.saved_games`)."""
     from agents.evaluation_stats import SequentialTest
 
     if games < 1:
@@ -330,7 +347,7 @@ def run_tournament(game: str, contestants: Sequence[Contestant | str], games: in
         raise ConfigError(f"the sequential test compares exactly two agents, got {len(cast)}: "
                           f"{', '.join(c.label for c in cast)}")
     schedule = Schedule.plan(len(cast), engine.num_players, games)
-    result = Tournament(game, config, cast, seed, workers, schedule)
+    result = Tournament(game, config, cast, seed, workers, schedule, save_games=save_games)
     test = SequentialTest(sprt, schedule) if sprt is not None else None
     bar = ProgressBar(schedule.deals * schedule.games_per_deal, f"{game}: {len(cast)} agents", progress)
     stopped: dict[int, int] = {}
@@ -362,7 +379,7 @@ def _chunks_in_order(result: Tournament, stopped: dict[int, int]) -> Iterator[tu
 
     def job(first: int, last: int) -> _Job:
         return _Job(result.game, result.config, result.contestants, schedule, result.seed, first, last,
-                    frozenset(stopped))
+                    frozenset(stopped), result.save_games)
 
     if result.workers <= 1:
         for first, last in bounds:
@@ -425,6 +442,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--beta", type=float, default=0.05, help="SPRT false-negative rate (default 0.05)")
     parser.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--save-games", metavar="DIR",
+                        help="write every game played to DIR as JSON (seed, options, agents, actions); "
+                             "replay with python -m agents.play --replay FILE")
     args = parser.parse_args(argv)
     if args.games < 1:
         parser.error("--games must be at least 1")
@@ -441,7 +461,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sprt = SprtSpec(args.sprt[0], args.sprt[1], args.alpha, args.beta) if args.sprt else None
         specs = args.agents or agent_names(args.game)
         tournament = run_tournament(args.game, specs, args.games, seed=args.seed, config=config,
-                                    workers=args.workers, sprt=sprt, progress=not args.quiet)
+                                    workers=args.workers, sprt=sprt, progress=not args.quiet,
+                                    save_games=args.save_games)
     except ConfigError as error:  # bad agent spec, game option or SPRT parameter: nothing was played
         print(f"error: {error}", file=sys.stderr)
         return 2
