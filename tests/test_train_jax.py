@@ -260,3 +260,21 @@ def test_the_zero_cost_env_has_the_shapes_and_episode_length_it_is_given():
     assert total.tolist() == [-1.0, 1.0, 0.0, 0.0]  # even length: seat 1 wins
     with pytest.raises(ValueError, match="needs >= 2 players"):
         ZeroCostEnv(1, 10, 5, 6)
+
+
+def test_the_jax_warm_start_clones_its_teacher():
+    import card_envs
+    from train.jax_pretrain import fit, greedy_student
+    from train.pretrain import collect
+
+    game = card_envs.make_game("revolutionary_war_v0")
+    data = collect(game, "heuristic:cheapest", 80, seed=0)
+    params = jax_ppo.init_network(jax.random.PRNGKey(0), game.observation_size, game.num_actions, [64], "shared")
+    fitted, stats = fit(params, data, activation="tanh", epochs=20, batch_size=256, learning_rate=3e-3,
+                        value_weight=0.5, label_smoothing=0.0, seed=0)
+    assert stats["accuracy"] > 0.95, stats
+    held_out = collect(game, "heuristic:cheapest", 30, seed=1)
+    student = greedy_student(fitted, "tanh")
+    agree = np.mean([student(o, m) == a for o, m, a in zip(held_out.observations, held_out.masks, held_out.actions,
+                                                           strict=True)])
+    assert agree > 0.9

@@ -64,8 +64,9 @@ key                         meaning
                             ``separate`` networks as SB3 builds them)
 ==========================  ==========================================================================
 
-Keys the ``jax`` backend does not read (``vec_env``, ``torch_threads``, ``duplicate_baseline``, ``draw_reward``:
-a JAX engine's state does not say who won, only what each seat was paid) must keep their defaults there, and ``jax.*`` keys theirs under ``sb3``: a config never says something that is silently ignored.
+Keys the ``jax`` backend does not read (``vec_env``, ``torch_threads``, ``duplicate_baseline``, and
+``draw_reward``: a JAX engine's state says what each seat was paid, not who won) must keep their defaults
+there, and ``jax.*`` keys theirs under ``sb3``: a config never says something that is silently ignored.
 """
 
 from __future__ import annotations
