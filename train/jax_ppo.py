@@ -90,8 +90,9 @@ BACKEND = "jax"
 RESUMABLE_CHANGES = ("total_timesteps", "checkpoint_interval", "eval", "pretrain")
 #: logits of illegal actions (finite, so gradients stay finite)
 ILLEGAL = -1e9
-#: opponent moves in a row after which a game is considered stuck (a bug in an engine, not a long turn)
-MAX_OPPONENT_MOVES = 10_000
+#: loop iterations between two learner decisions after which the loop gives up: only an engine that never
+#: ends a game gets there (a learner knocked out early waits for the whole rest of its game, thousands of moves)
+MAX_OPPONENT_MOVES = 1_000_000
 
 Layers = list[tuple[jax.Array, jax.Array]]  #: [(weights (in, out), bias (out,)), ...]
 Params = dict[str, Layers]  #: {"policy": hidden layers + action layer, "value": ... + value layer}
