@@ -81,8 +81,8 @@ from train.checkpoint import (
     read_checkpoint,
     write_checkpoint,
 )
-from train.config import TrainConfig, config_from_dict, differences
-from train.summary import Summary, cpu_seconds, evaluate
+from train.config import TrainConfig
+from train.summary import Summary, checkpoint_to_resume, cpu_seconds, evaluate
 
 CHECKPOINT_NAME = "checkpoint.zip"
 BACKEND = "jax"
@@ -828,16 +828,7 @@ def initial_params(config: TrainConfig, trainer: JaxPPO, path: str) -> Params:
 
 
 def _resume(config: TrainConfig, trainer: JaxPPO, path: Path) -> tuple[TrainConfig, RunState, Runner]:
-    if not path.exists():
-        raise CheckpointError(f"--resume: no checkpoint at {path} (run_dir {str(path.parent)!r}); "
-                              f"start the run without --resume")
-    checkpoint = read_checkpoint(path, with_model=True)
-    stored = config_from_dict(checkpoint.meta["config"])
-    changed = differences(stored.to_dict(), config.to_dict())
-    fixed = [key for key in changed if key.split(".")[0] not in RESUMABLE_CHANGES]
-    if fixed:
-        raise ConfigError(f"--resume: the config differs from the checkpoint's in {', '.join(fixed)}; a resumed run "
-                          f"may change only {', '.join(RESUMABLE_CHANGES)}")
+    checkpoint = checkpoint_to_resume(config, path, RESUMABLE_CHANGES)
     stored_run = checkpoint.meta.get("run", {})
     run = RunState(last_checkpoint=int(stored_run.get("last_checkpoint", checkpoint.num_timesteps)),
                    last_eval=int(stored_run.get("last_eval", 0)), wall_time=float(stored_run.get("wall_time", 0.0)),

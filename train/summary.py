@@ -17,13 +17,31 @@ from typing import Any
 
 import card_envs
 from agents.match import ContestResult, contest, write_atomically
-from train.config import TrainConfig
+from card_envs.core.errors import ConfigError
+from train.checkpoint import Checkpoint, CheckpointError, read_checkpoint
+from train.config import TrainConfig, config_from_dict, differences
 
 
 def cpu_seconds() -> float:
     """CPU time of this process and of its finished children (evaluation workers, subprocess envs)."""
     times = os.times()
     return times.user + times.system + times.children_user + times.children_system
+
+
+def checkpoint_to_resume(config: TrainConfig, path: Path, resumable: tuple[str, ...]) -> Checkpoint:
+    """The checkpoint ``--resume`` continues (model included), after checking that ``config`` differs from the
+    one it was written with only in the top-level keys ``resumable``."""
+    if not path.exists():
+        raise CheckpointError(f"--resume: no checkpoint at {path} (run_dir {str(path.parent)!r}); "
+                              f"start the run without --resume")
+    checkpoint = read_checkpoint(path, with_model=True)
+    stored = config_from_dict(checkpoint.meta["config"])
+    changed = differences(stored.to_dict(), config.to_dict())
+    fixed = [key for key in changed if key.split(".")[0] not in resumable]
+    if fixed:
+        raise ConfigError(f"--resume: the config differs from the checkpoint's in {', '.join(fixed)}; a resumed run "
+                          f"may change only {', '.join(resumable)}")
+    return checkpoint
 
 
 def evaluate(config: TrainConfig, checkpoint_path: Path, games: int, *, seed: int,
@@ -89,4 +107,4 @@ class Summary:
         write_atomically(f"{prefix}.json", json.dumps(self.to_dict(), indent=2) + "\n")
 
 
-__all__ = ["Summary", "cpu_seconds", "evaluate"]
+__all__ = ["Summary", "checkpoint_to_resume", "cpu_seconds", "evaluate"]

@@ -51,11 +51,10 @@ from train.checkpoint import (
     read_checkpoint,
     write_checkpoint,
 )
-from train.config import TrainConfig, config_from_dict
-from train.config import differences as _differences
+from train.config import TrainConfig
 from train.pool import SELF, OpponentPool, policy_net_of, torch_activation
 from train.pretrain import Demonstrations, collect, fit, greedy_student
-from train.summary import Summary, cpu_seconds, evaluate
+from train.summary import Summary, checkpoint_to_resume, cpu_seconds, evaluate
 
 CHECKPOINT_NAME = "checkpoint.zip"
 #: config keys a resumed run may change; everything else must match the checkpoint's config
@@ -399,16 +398,7 @@ def warm_start(config: TrainConfig, model: MaskablePPO, progress: bool) -> dict[
 
 
 def _resume_state(config: TrainConfig, path: Path) -> tuple[TrainConfig, RunState, list[Snapshot], bytes]:
-    if not path.exists():
-        raise CheckpointError(f"--resume: no checkpoint at {path} (run_dir {str(path.parent)!r}); "
-                              f"start the run without --resume")
-    checkpoint = read_checkpoint(path, with_model=True)
-    stored = config_from_dict(checkpoint.meta["config"])
-    changed = _differences(stored.to_dict(), config.to_dict())
-    fixed = [key for key in changed if key.split(".")[0] not in RESUMABLE_CHANGES]
-    if fixed:
-        raise ConfigError(f"--resume: the config differs from the checkpoint's in {', '.join(fixed)}; a resumed run "
-                          f"may change only {', '.join(RESUMABLE_CHANGES)}")
+    checkpoint = checkpoint_to_resume(config, path, RESUMABLE_CHANGES)
     stored_run = checkpoint.meta.get("run", {})
     run = RunState(updates=int(checkpoint.meta.get("n_updates", 0)),
                    last_checkpoint=int(stored_run.get("last_checkpoint", checkpoint.num_timesteps)),
