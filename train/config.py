@@ -233,7 +233,6 @@ class TrainConfig:
     """Everything one training run needs; see the module table."""
 
     game: str
-    backend: Literal["sb3", "jax"] = "sb3"
     env_options: dict[str, Any] = field(default_factory=dict)
     seed: int = 0
     total_timesteps: int = 1_000_000
@@ -246,6 +245,7 @@ class TrainConfig:
     duplicate_baseline: str | None = None
     draw_reward: float = 0.0
     advisor: str | None = None
+    backend: Literal["sb3", "jax"] = "sb3"
     pool: PoolConfig = field(default_factory=PoolConfig)
     ppo: PPOConfig = field(default_factory=PPOConfig)
     pretrain: PretrainConfig = field(default_factory=PretrainConfig)
