@@ -45,7 +45,7 @@ field                  shape/dtype  meaning
 The legal mask is a handful of whole-array operations over these arrays (no per-action loop), the
 observation one concatenation of comparisons, and the step one straight-line update in which each
 action kind contributes through ``jnp.where``; the only loop is R11's forced-step automation, a
-``lax.while_loop`` of at most ``MAX_FORCED_STEPS`` iterations (one per forced ``end step 1``/``pass``).
+``lax.while_loop`` of at most ``MAX_FORCED_TURNS`` iterations (one per turn of forced ``end step 1``/``pass``).
 """
 
 from __future__ import annotations
@@ -101,12 +101,18 @@ from card_envs.jax.core import FALSE, CardEnv, padded
 
 NUM_CARDS = NUM_NUMBER_CARDS  # 36 number cards per seat
 NUM_ROYALS = 3
-#: R11: the most forced steps one decision can trigger. A forced turn that moves a card must draw the
-#: last card of its pile (with cards left, a club/diamond can be cycled and a heart/spade played), so
-#: each seat has at most one; a forced turn that moves nothing is idle and two end the game (R15).
-#: The longest chain: the rest of the deciding turn (end step 1 + pass), one drawing turn per seat,
-#: two idle turns = 2 + 4 x 2 = 10 forced steps.
-MAX_FORCED_STEPS = 10
+#: R11: the most turns one decision can hand to the forced-step automation (one loop iteration each:
+#: a forced ``end step 1`` then a forced ``pass``). A forced turn that moves a card draws the last card of
+#: its pile (with cards left, a drawn club/diamond could be cycled and a heart/spade played), and a forced
+#: idle turn needs an empty pile too (a full hand of neither kind is empty), so each seat has at most one
+#: moving forced turn, before its idle ones; two idle turns in a row end the game (R15). Longest chain:
+#: the rest of the deciding turn, then N, N, I, I = 5 iterations (10 forced steps).
+MAX_FORCED_TURNS = 5
+#: S4: pile shuffles sort 36 random keys per seat, each key's low 6 bits holding the card index (one
+#: single-operand sort, several times faster on CPU than an argsort); keys that tie in the 26 random
+#: bits keep index order, a bias below 1e-5 per deal (``jax.random.permutation`` has the same
+#: mechanism with 32 bits)
+_INDEX_BITS = 6
 
 # -- action decoding (spec section 8): one row per action id --------------------------------------
 
@@ -273,7 +279,9 @@ class Env(CardEnv):
             bloodline = jnp.asarray(self._fixed_bloodlines)
         # S4: a uniform order of each pile (``_order[p, k]``: card k's position; the inverse of a
         # uniform permutation is uniform)
-        order = jnp.argsort(jax.random.bits(key_piles, (2, NUM_CARDS)), axis=1).astype(jnp.int32)
+        keys = jax.random.bits(key_piles, (2, NUM_CARDS), jnp.uint32)
+        keys = (keys & ~jnp.uint32((1 << _INDEX_BITS) - 1)) | jnp.arange(NUM_CARDS, dtype=jnp.uint32)
+        order = (jnp.sort(keys, axis=1) & ((1 << _INDEX_BITS) - 1)).astype(jnp.int32)
         limit = self._limit
         zone = jnp.where(order < limit, Z_HAND, Z_PILE).astype(jnp.int32)  # S5: the top cards
         if self.config.starting_player is None:  # S6: the coin
@@ -290,12 +298,17 @@ class Env(CardEnv):
             _supply=jnp.where(bloodline == DIAMONDS, self.config.joker_supply, 0).astype(jnp.int32),
             _active=starter,
         )
-        return self._settle(state)
+        if self.config.auto_skip_forced:  # R11 right after the deal: a full hand means no draw, and
+            # a hand of clubs/diamonds only could cycle, so at most end step 1 is forced (never pass)
+            state = self._end_step1(state, self._forced(state)[0])
+        return state.replace(legal_action_mask=self._legal_action_mask(state))
 
     def _step(self, state: State, action: jax.Array, key: jax.Array) -> State:
         del key  # nothing is shuffled after setup (S7, A36)
-        state = state.replace(rewards=jnp.zeros(2, jnp.float32))
-        return self._settle(self._apply(state, action))
+        state = self._apply(state.replace(rewards=jnp.zeros(2, jnp.float32)), action)
+        if self.config.auto_skip_forced:
+            state = self._take_forced_steps(state)
+        return state.replace(current_player=self._to_decide(state), legal_action_mask=self._legal_action_mask(state))
 
     def _observe(self, state: State, player: jax.Array) -> jax.Array:
         """``encode(view(player))`` of ``card_envs/bloodlines/encoding.py``, block by block."""
@@ -417,12 +430,10 @@ class Env(CardEnv):
         zone = jnp.where(theirs & strike & (zone == Z_HEART + royal), Z_DISCARD, zone)
         zone = jnp.where(mine & buy & (zone == Z_POOL), Z_DISCARD, zone)
 
-        # draws: cycle 1 (R7a), power its value (R7b), end step 1 one below the hand limit (R4)
+        # draws: cycle 1 (R7a), power its value (R7b); end step 1's draw (R4) is _end_step1's
         top = _of(state._top, me)
         hand_size = _of(state._hand_size, me) - (card >= 0)
-        wanted = jnp.where(is_kind(K_CYCLE), 1, 0)
-        wanted = jnp.where(is_kind(K_POWER), value, wanted)
-        wanted = jnp.where(is_kind(K_END_STEP1) & (hand_size < self._limit), 1, wanted)
+        wanted = jnp.where(is_kind(K_CYCLE), 1, jnp.where(is_kind(K_POWER), value, 0))
         drawn = jnp.minimum(wanted, NUM_CARDS - top)  # R12 / A14: a short pile gives what it has
         zone = jnp.where(mine & (zone == Z_PILE) & (state._order < top + drawn), Z_HAND, zone)
         hand_size = hand_size + drawn
@@ -439,8 +450,7 @@ class Env(CardEnv):
         discarding = is_kind(K_DISCARD)
         owed = owed - discarding
         phase = jnp.where(discarding & (owed == 0), resume_phase, phase)
-        phase = jnp.where(is_kind(K_END_STEP1), MAIN, phase)
-        moved = state._moved | (kind <= _MOVES_A_CARD) | (drawn > 0)
+        moved = state._moved | (kind <= _MOVES_A_CARD)
 
         # counters of the moved cards
         slots = jnp.arange(MAX_UNITS)
@@ -500,7 +510,7 @@ class Env(CardEnv):
                      | (kill & ~won))
         state = self._finish(state, won, me, truncated=FALSE)
         state = self._end_turn(state, ends_turn)
-        return state.replace(current_player=self._to_decide(state))
+        return self._end_step1(state, kind == K_END_STEP1)
 
     def _end_turn(self, state: State, ending: jax.Array) -> State:
         """R15 / R16 at the end of a turn (where ``ending``): stalemate, truncation, or the next turn."""
@@ -552,21 +562,52 @@ class Env(CardEnv):
         seat = jnp.where(state._phase == DECOY_PHASE, 1 - state._active, state._active)
         return jnp.where(state.terminated | state.truncated, NO_PLAYER, seat).astype(jnp.int32)
 
-    def _settle(self, state: State) -> State:
-        """R11: take forced ``end step 1`` / ``pass`` steps until a real choice or the end; set the mask."""
-        mask = self._legal_action_mask(state)
-        if self.config.auto_skip_forced:
-            def forced(carry: tuple[State, jax.Array, jax.Array]) -> jax.Array:
-                _, legal, count = carry
-                return (legal.sum() == 1) & (legal[END_STEP1] | legal[PASS]) & (count < MAX_FORCED_STEPS)
+    def _forced(self, state: State) -> tuple[jax.Array, jax.Array]:
+        """R11: whether the only legal action is ``end step 1`` (in ``STEP1``) / ``pass`` (in ``MAIN``).
 
-            def take(carry: tuple[State, jax.Array, jax.Array]) -> tuple[State, jax.Array, jax.Array]:
-                state, legal, count = carry
-                state = self._apply(state, jnp.where(legal[END_STEP1], END_STEP1, PASS))
-                return state, self._legal_action_mask(state), count + 1
+        The legal mask's conditions, reduced to what decides them: no resource action (R7) and, in
+        ``MAIN``, no main action (R9; a heart always has a surviving royal to go on)."""
+        me = state._active
+        enemy = 1 - me
+        hand = _of(state._zone, me) == Z_HAND
+        bloodline = _of(state._bloodline, me)
+        resource = (hand[0:18].any() & (_of(state._top, me) < NUM_CARDS)) | (
+            (bloodline == DIAMONDS) & hand[9:18].any())
+        attack = (_of(state._attack, me)[:, None] > _of(state._defense, enemy)[None, :]) & _of(state._alive, enemy)
+        main_action = (hand[18:36].any() | attack.any() | (_of(state._jokers, me) > 0)
+                       | ((bloodline == DIAMONDS) & (_of(state._supply, me) > 0)
+                          & (_of(state._pool_value, me) >= self.config.joker_cost)))
+        idle_choice = ~(state.terminated | state.truncated) & ~resource
+        return idle_choice & (state._phase == STEP1), idle_choice & (state._phase == MAIN) & ~main_action
 
-            state, mask, _ = jax.lax.while_loop(forced, take, (state, mask, jnp.int32(0)))
-        return state.replace(legal_action_mask=mask)
+    def _end_step1(self, state: State, taking: jax.Array) -> State:
+        """``end step 1`` (where ``taking``): R4's draw of one card below the hand limit, then ``MAIN``."""
+        me = state._active
+        top = _of(state._top, me)
+        draw = taking & (_of(state._hand_size, me) < self._limit) & (top < NUM_CARDS)
+        mine = (jnp.arange(2) == me)[:, None]
+        return state.replace(
+            _zone=jnp.where(mine & draw & (state._order == top), Z_HAND, state._zone),
+            _top=_add(state._top, me, draw.astype(jnp.int32)),
+            _hand_size=_add(state._hand_size, me, draw.astype(jnp.int32)),
+            _moved=state._moved | draw,
+            _phase=jnp.where(taking, MAIN, state._phase),
+        )
+
+    def _take_forced_steps(self, state: State) -> State:
+        """R11: forced ``end step 1`` / ``pass`` steps until a real choice or the end, a turn per iteration."""
+        def forced(carry: tuple[State, jax.Array, jax.Array, jax.Array]) -> jax.Array:
+            _, step1, main, turns = carry
+            return (step1 | main) & (turns < MAX_FORCED_TURNS)
+
+        def take(carry: tuple[State, jax.Array, jax.Array, jax.Array]) -> tuple:
+            state, step1, _, turns = carry
+            state = self._end_step1(state, step1)
+            state = self._end_turn(state, self._forced(state)[1])  # the forced pass (R6)
+            return (state, *self._forced(state), turns + 1)
+
+        state, *_ = jax.lax.while_loop(forced, take, (state, *self._forced(state), jnp.int32(0)))
+        return state
 
     # -- Python positions ---------------------------------------------------------------------------
 
