@@ -3,12 +3,13 @@
     .venv/bin/python -m benchmarks.jax_bloodlines_profile [--batch 1024,4096] [--steps 200] [--config JSON]
 
 Prints, for each batch size, decisions/s of random legal play with auto-reset inside one jitted
-``lax.scan`` (``step`` then ``init`` where the episode ended, as ``pgx.experimental.auto_reset``), and the
-time of ``init``, ``step``, ``observe``, the legal mask and the apply (``_apply`` of the chosen action,
-no forced steps) alone, each jitted over the batch; the compile time of the scan; and in the same run the
-Python engine (one core, random legal play) and Pgx's ``leduc_holdem`` through the same scan. Ratios
-against both anchors are what to compare across runs: the machine is shared (the load is printed).
-The generic, all-games benchmark is ``benchmarks/jax_throughput.py``; this script is for profiling one game.
+``lax.scan`` (``step``, then ``init`` where the episode ended, as ``pgx.experimental.auto_reset``), and
+the time of each piece alone, jitted over the batch: ``init``, ``step``, ``observe``, the legal mask,
+the apply (``_apply`` of the chosen action) and R11's forced steps after it; the compile time of the
+scan; and, in the same run, the Python engine (one core, random legal play) and Pgx's ``leduc_holdem``
+through the same scan. Compare ratios against these anchors across runs, not absolute rates: the
+machine is shared (the load is printed). The generic all-games benchmark is
+``benchmarks/jax_throughput.py``; this script profiles one game.
 """
 
 from __future__ import annotations
@@ -108,7 +109,7 @@ def profile(options: dict[str, Any], batch: int, steps: int) -> dict[str, float]
         "observe": (jax.jit(jax.vmap(env.observe)), state, state.current_player),
         "mask": (jax.jit(jax.vmap(env._legal_action_mask)), state),
         "apply": (jax.jit(jax.vmap(env._apply)), state, actions),
-        "settle": (jax.jit(jax.vmap(env._settle)), state),
+        "forced steps": (jax.jit(jax.vmap(env._take_forced_steps)), jax.vmap(env._apply)(state, actions)),
     }
     result = {"batch": batch, "decisions_per_s": decisions / seconds, "compile_s": compile_seconds}
     for name, (function, *args) in pieces.items():

@@ -161,7 +161,8 @@ class CardEnv(pgx.Env):
         """``from_state`` of each, stacked along a new leading batch axis (one jitted pass for the batch)."""
         if not py_states:
             raise ValueError("from_states needs at least one state")
-        return self._finish_conversions(stack_states([self._converted(s) for s in py_states]))
+        converted = [self._converted(s) for s in py_states]
+        return self._finish_conversions(jax.tree.map(lambda *leaves: np.stack(leaves), *converted))
 
     def _converted(self, py_state: GameState) -> pgx.State:
         game = py_state.game
@@ -170,15 +171,18 @@ class CardEnv(pgx.Env):
                 f"from_state: a state of {game.name} under {game.config} does not fit this engine "
                 f"({self.name} under {self.config})"
             )
+        # host (numpy) arrays, as jax would type them with 64-bit types off: building and stacking them
+        # costs microseconds, where a device array per field costs far more (the lockstep converts every
+        # position); the jitted finish moves them to the device in one go
         return self.state_class(
-            current_player=jnp.int32(py_state.current_player),
-            observation=jnp.zeros(self.observation_shape, jnp.float32),
-            rewards=jnp.asarray(py_state.rewards, jnp.float32),
-            terminated=jnp.bool_(py_state.terminated),
-            truncated=jnp.bool_(py_state.truncated),
-            legal_action_mask=jnp.zeros(self.num_actions, jnp.bool_),
-            _step_count=jnp.int32(len(py_state.history)),
-            **{name: jnp.asarray(value) for name, value in self._game_fields(py_state).items()},
+            current_player=np.int32(py_state.current_player),
+            observation=np.zeros(self.observation_shape, np.float32),
+            rewards=np.asarray(py_state.rewards, np.float32),
+            terminated=np.bool_(py_state.terminated),
+            truncated=np.bool_(py_state.truncated),
+            legal_action_mask=np.zeros(self.num_actions, np.bool_),
+            _step_count=np.int32(len(py_state.history)),
+            **{name: _host_array(value) for name, value in self._game_fields(py_state).items()},
         )
 
     def _game_fields(self, py_state: GameState) -> dict[str, Any]:
@@ -230,6 +234,16 @@ def _has_module(module: str) -> bool:
 def observation_seat(current_player: jax.Array) -> jax.Array:
     """The seat whose observation ``state.observation`` holds: the player to act, seat 0 once over."""
     return jnp.maximum(current_player, 0)
+
+
+def _host_array(value: Any) -> np.ndarray:
+    """``value`` as a numpy array of the type jax gives it with 64-bit types off (int32, float32)."""
+    array = np.asarray(value)
+    if array.dtype == np.int64:
+        return array.astype(np.int32)
+    if array.dtype == np.float64:
+        return array.astype(np.float32)
+    return array
 
 
 def padded(values: Sequence[int], size: int, fill: int = -1, dtype: Any = np.int32) -> np.ndarray:

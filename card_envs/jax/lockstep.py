@@ -151,8 +151,10 @@ def _compare_chunk(env: CardEnv, episodes: list[_Episode], step: Any, observe_al
             report.resyncs += len(live) - len(stepped)
             _check(report, "step", episodes, t, live, stepped, expected, jax_state, observe_all)
         if check_from_state:
-            converted = env.from_states([episodes[i].states[t] for i in live])
-            _check(report, "from_state", episodes, t, live, live, expected, converted, observe_all, batch=live)
+            # every episode (a finished one at its last state), so the batch shape, and the compiled
+            # conversion, stay the same for the whole chunk
+            converted = env.from_states([e.states[min(t, len(e.states) - 1)] for e in episodes])
+            _check(report, "from_state", episodes, t, live, live, expected, converted, observe_all)
         if t == longest:
             break
         # re-synchronise where Python drew randomness this step (or the JAX side has already diverged)
@@ -201,7 +203,7 @@ def _differences(expected: dict[str, np.ndarray], got: dict[str, np.ndarray], e:
                np.flatnonzero(got["legal_action_mask"][g]).tolist())
     if not np.allclose(expected["rewards"][e], got["rewards"][g], rtol=REWARD_TOLERANCE, atol=REWARD_TOLERANCE):
         yield "rewards", expected["rewards"][e].tolist(), got["rewards"][g].tolist()
-    for p, (want, have) in enumerate(zip(expected["observation"][e], got["observation"][g])):
+    for p, (want, have) in enumerate(zip(expected["observation"][e], got["observation"][g], strict=True)):
         if not np.array_equal(want, have):
             where = np.flatnonzero(want != have)
             yield f"observation[{p}] at indices {where.tolist()}", want[where].tolist(), have[where].tolist()
