@@ -27,14 +27,12 @@ import pgx
 
 import card_envs
 from card_envs.jax import make
+from card_envs.jax.core import uniform_legal_action
 
 
 def random_legal(key: jax.Array, mask: jax.Array) -> jax.Array:
-    """A uniform legal action per row from one uniform float each (the index of the j-th legal action)."""
-    count = mask.sum(axis=-1)
-    pick = (jax.random.uniform(key, count.shape) * count).astype(jnp.int32)
-    ranks = jnp.cumsum(mask, axis=-1) - 1
-    return jnp.argmax(mask & (ranks == pick[..., None]), axis=-1).astype(jnp.int32)
+    """A uniform legal action per row of a batch of masks (``uniform_legal_action`` per state)."""
+    return jax.vmap(uniform_legal_action)(jax.random.split(key, mask.shape[0]), mask)
 
 
 def scan_play(env: Any, batch: int, steps: int) -> Any:
@@ -60,28 +58,29 @@ def scan_play(env: Any, batch: int, steps: int) -> Any:
     return jax.jit(run)
 
 
-def timed(function: Any, *args: Any, repeats: int = 3) -> float:
-    """Best wall time of ``function(*args)`` (already compiled), results blocked on."""
-    best = float("inf")
+def timed(function: Any, *args: Any, repeats: int = 3) -> tuple[float, float]:
+    """Best wall time and best process CPU time of ``function(*args)`` (already compiled)."""
+    wall = cpu = float("inf")
     for _ in range(repeats):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         jax.block_until_ready(function(*args))
-        best = min(best, time.perf_counter() - start)
-    return best
+        wall = min(wall, time.perf_counter() - start)
+        cpu = min(cpu, time.process_time() - start_cpu)
+    return wall, cpu
 
 
-def python_engine_rate(options: dict[str, Any], seconds: float) -> float:
-    """Decisions/s of the Python engine (random legal play, new games as needed) on one core."""
+def python_engine_rate(options: dict[str, Any], seconds: float) -> tuple[float, float]:
+    """Decisions per wall second and per CPU second of the Python engine (random legal play) on one core."""
     game = card_envs.make_game("bloodlines_v0", **options)
     rng = np.random.default_rng(0)
-    decisions, start = 0, time.perf_counter()
+    decisions, start, start_cpu = 0, time.perf_counter(), time.process_time()
     while time.perf_counter() - start < seconds:
         state = game.new_state(rng)
         while not state.is_over:
             legal = state.legal_actions()
             state.apply(legal[int(rng.random() * len(legal))])
             decisions += 1
-    return decisions / (time.perf_counter() - start)
+    return decisions / (time.perf_counter() - start), decisions / (time.process_time() - start_cpu)
 
 
 def profile(options: dict[str, Any], batch: int, steps: int) -> dict[str, float]:
@@ -92,7 +91,7 @@ def profile(options: dict[str, Any], batch: int, steps: int) -> dict[str, float]
     play.lower(key).compile()
     compile_seconds = time.perf_counter() - start
     jax.block_until_ready(play(key))
-    seconds = timed(play, key)
+    seconds, cpu_seconds = timed(play, key)
     decisions = int(play(key))
     # the pieces, each jitted alone over a batch of mid-game states
     init = jax.jit(jax.vmap(env.init))
@@ -111,19 +110,22 @@ def profile(options: dict[str, Any], batch: int, steps: int) -> dict[str, float]
         "apply": (jax.jit(jax.vmap(env._apply)), state, actions),
         "forced steps": (jax.jit(jax.vmap(env._take_forced_steps)), jax.vmap(env._apply)(state, actions)),
     }
-    result = {"batch": batch, "decisions_per_s": decisions / seconds, "compile_s": compile_seconds}
+    result = {"batch": batch, "decisions_per_s": decisions / seconds, "decisions_per_cpu_s": decisions / cpu_seconds,
+              "compile_s": compile_seconds}
     for name, (function, *args) in pieces.items():
         jax.block_until_ready(function(*args))
-        result[f"{name}_us_per_env"] = timed(function, *args) / batch * 1e6
+        result[f"{name}_us_per_env"] = timed(function, *args)[1] / batch * 1e6  # CPU time
     return result
 
 
-def leduc_rate(batch: int, steps: int) -> float:
+def leduc_rate(batch: int, steps: int) -> tuple[float, float]:
+    """Decisions per wall second and per CPU second of Pgx's leduc_holdem through the same scan."""
     play = scan_play(pgx.make("leduc_holdem"), batch, steps)
     key = jax.random.PRNGKey(0)
     jax.block_until_ready(play(key))
-    seconds = timed(play, key)
-    return int(play(key)) / seconds
+    seconds, cpu_seconds = timed(play, key)
+    decisions = int(play(key))
+    return decisions / seconds, decisions / cpu_seconds
 
 
 def main() -> None:
@@ -135,15 +137,17 @@ def main() -> None:
     args = parser.parse_args()
     options = json.loads(args.config)
     print(f"load average {os.getloadavg()}, jax {jax.__version__}, devices {jax.devices()}, options {options}")
-    python = python_engine_rate(options, args.python_seconds)
-    print(f"python engine: {python:,.0f} decisions/s")
+    python, python_cpu = python_engine_rate(options, args.python_seconds)
+    print(f"python engine: {python:,.0f} decisions/s ({python_cpu:,.0f} per CPU second)")
     for batch in (int(b) for b in args.batch.split(",")):
         row = profile(options, batch, args.steps)
-        leduc = leduc_rate(batch, args.steps)
-        print(f"batch {batch}: {row['decisions_per_s']:,.0f} decisions/s "
-              f"({row['decisions_per_s'] / python:.1f}x python, {row['decisions_per_s'] / leduc:.3f}x leduc "
-              f"{leduc:,.0f}/s), compile {row['compile_s']:.1f} s")
-        print("  us per env: " + ", ".join(f"{k[:-10]} {v:.3f}" for k, v in row.items() if k.endswith("_us_per_env")))
+        leduc, leduc_cpu = leduc_rate(batch, args.steps)
+        wall, cpu = row["decisions_per_s"], row["decisions_per_cpu_s"]
+        print(f"batch {batch}: {wall:,.0f} decisions/s ({wall / python:.1f}x python, {wall / leduc:.4f}x leduc "
+              f"{leduc:,.0f}/s); per CPU second {cpu:,.0f} ({cpu / python_cpu:.1f}x python, "
+              f"{cpu / leduc_cpu:.4f}x leduc); compile {row['compile_s']:.1f} s")
+        pieces = {k[:-len("_us_per_env")]: v for k, v in row.items() if k.endswith("_us_per_env")}
+        print("  CPU us per env: " + ", ".join(f"{name} {us:.3f}" for name, us in pieces.items()))
         print(f"  load average {os.getloadavg()}")
 
 

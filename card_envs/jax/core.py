@@ -276,3 +276,23 @@ def random_legal_action(key: jax.Array, legal_action_mask: jax.Array) -> jax.Arr
     """A uniformly random legal action of one state (vmap it for a batch)."""
     logits = jnp.where(legal_action_mask, 0.0, -jnp.inf)
     return jax.random.categorical(key, logits).astype(jnp.int32)
+
+
+def uniform_legal_action(key: jax.Array, legal_action_mask: jax.Array) -> jax.Array:
+    """A uniformly random legal action of one state (vmap it for a batch), from one uniform float.
+
+    The same distribution as :func:`random_legal_action`, an order of magnitude cheaper on CPU for
+    large action spaces (one random number instead of one per action, and two short cumulative sums
+    over a 16-column grid of the mask instead of one over all of it): the action is the
+    ``floor(u * legal count)``-th legal one."""
+    columns = 16
+    rows = -(-legal_action_mask.shape[-1] // columns)
+    grid = jnp.pad(legal_action_mask, (0, rows * columns - legal_action_mask.shape[-1]))
+    grid = grid.reshape(rows, columns).astype(jnp.int32)
+    row_counts = grid.sum(axis=1)
+    before_row = jnp.cumsum(row_counts) - row_counts
+    pick = (jax.random.uniform(key) * row_counts.sum()).astype(jnp.int32)
+    row = (before_row + row_counts <= pick).sum()
+    in_row = jnp.where(jnp.arange(rows)[:, None] == row, grid, 0).sum(axis=0)
+    column = (jnp.cumsum(in_row) <= pick - jnp.where(jnp.arange(rows) == row, before_row, 0).sum()).sum()
+    return (row * columns + column).astype(jnp.int32)
