@@ -22,6 +22,7 @@ import pytest
 from card_envs.bloodlines.rules import ACTION_NAMES, NUMBER_CARDS, Bloodlines
 from card_envs.cards import card_code
 from card_envs.jax import lockstep, make
+from card_envs.jax.bloodlines import VALUE, card_value
 
 NAME = "bloodlines_v0"
 ID = {name: index for index, name in enumerate(ACTION_NAMES)}
@@ -48,6 +49,16 @@ def test_lockstep_long(options, games):  # issue 23's Done when: 0 divergences
     report = lockstep.run(NAME, options, games=games, seed=100_000, chunk=1_000)
     assert report.games == games
     assert report.ok, report.summary()
+
+
+# -- arithmetic that replaces the Python engine's table --------------------------------------------------
+
+
+def test_card_value_is_the_rules_value_table():  # section 2, A10
+    cards, bloodlines = np.meshgrid(np.arange(36), np.arange(4))
+    got = jax.jit(card_value)(jnp.asarray(cards), jnp.asarray(bloodlines))
+    np.testing.assert_array_equal(np.asarray(got), VALUE)
+    assert VALUE[SUITS.index("S"), CODES.index("5S")] == 6 and VALUE[SUITS.index("H"), CODES.index("10S")] == 9
 
 
 # -- the JAX engine, read back ------------------------------------------------------------------------

@@ -163,13 +163,35 @@ _CHECK = {name: i for i, name in enumerate(rules.ACTION_NAMES)}
 assert _CHECK["heart 7H on Q"] == HEART + 3 * 5 + 1 and _DECODE["card"][_CHECK["heart 7H on Q"]] == 18 + 5
 assert _DECODE["unit"][_CHECK["add 9S to unit 3"]] == 3 and _DECODE["card"][_CHECK["add 9S to unit 3"]] == 27 + 7
 
-#: VALUE[b, k]: value of number card k for an owner of bloodline b (section 2)
+#: VALUE[b, k]: value of number card k for an owner of bloodline b (section 2), as in ``rules.VALUE``
 VALUE = np.array([[rules.VALUE[b][c] for c in rules.NUMBER_CARDS] for b in range(4)], np.int32)
+#: one packed row per action (a single gather decodes it): kind | card + 1 << 4 | royal << 10 | unit << 12
+#: | dest + 1 << 16
+_PACKED = (_DECODE["kind"] | (_DECODE["card"] + 1) << 4 | _DECODE["royal"] << 10 | _DECODE["unit"] << 12
+           | (_DECODE["dest"] + 1) << 16).astype(np.int32)
 
 
-def _float_table(values: np.ndarray) -> np.ndarray:
-    """float64 values rounded to float32, exactly as the Python encoder's buffer assignment rounds them."""
-    return np.asarray(values, np.float64).astype(np.float32)
+def card_value(card: jax.Array, bloodline: jax.Array) -> jax.Array:
+    """Section 2 by arithmetic (no table gather): rank + 1 in the owner's suit, rank - 1 otherwise."""
+    return card % 9 + 2 + jnp.where(card // 9 == bloodline, 1, -1)
+
+
+def _scale_table(hand_limit: int, max_turns: int | None) -> tuple[np.ndarray, dict[str, int]]:
+    """Every scalar the observation divides, precomputed as the Python encoder computes it (float64, then
+    rounded to float32; XLA's float32 division by a constant is not correctly rounded): one table, so
+    the observation's scalars are one gather. Returns the table and each segment's offset."""
+    segments = {
+        "value": np.arange(MAX_VALUE_SUM + 1) * (1.0 / MAX_VALUE_SUM),  # defense, attack, pool / 63
+        "pile": np.arange(NUM_CARDS + 1) / NUM_CARDS,
+        "hand": np.arange(NUM_CARDS + 1) / hand_limit,
+        "owed": np.arange(NUM_CARDS + 1) * 0.1,
+        "turn": np.arange(MAX_TURNS_BOUND + 2) / (max_turns or 200),  # R15: no game lasts longer
+    }
+    offsets, start = {}, 0
+    for name, values in segments.items():
+        offsets[name] = start
+        start += len(values)
+    return np.concatenate(list(segments.values())).astype(np.float32), offsets
 
 
 # -- state -----------------------------------------------------------------------------------------
@@ -256,13 +278,7 @@ class Env(CardEnv):
         self._limit = config.hand_limit
         self._fixed_bloodlines = (None if config.bloodlines is None
                                   else np.array([SUITS.index(s) for s in config.bloodlines], np.int32))
-        turns = np.arange(MAX_TURNS_BOUND + 2, dtype=np.float64)
-        # observation scale tables (float64 arithmetic as the Python encoder, then float32)
-        self._value_scale = _float_table(np.arange(MAX_VALUE_SUM + 1) * (1.0 / MAX_VALUE_SUM))
-        self._pile_scale = _float_table(np.arange(NUM_CARDS + 1) / NUM_CARDS)
-        self._hand_scale = _float_table(np.arange(NUM_CARDS + 1) / config.hand_limit)
-        self._owed_scale = _float_table(np.arange(NUM_CARDS + 1) * 0.1)
-        self._turn_scale = _float_table(turns / (config.max_turns or 200))
+        self._scales, self._scale_at = _scale_table(config.hand_limit, config.max_turns)
         self._rule_flags = np.array([float(config.allow_pass), float(config.unfinished_result == "royals"),
                                      0, 0, 0, 0, 0, 0], np.float32)
 
@@ -315,25 +331,26 @@ class Env(CardEnv):
         zone = _seen_from(state._zone, player)  # row 0: the observer's own cards, row 1: the opponent's
         own, opp = zone[0], zone[1]
         bloodline = _seen_from(state._bloodline, player)
-        value_scale = jnp.asarray(self._value_scale)
-        scaled = value_scale[jnp.concatenate([
-            _seen_from(state._defense, player).reshape(-1),
-            _seen_from(state._attack, player).reshape(-1),
-            _seen_from(state._pool_value, player),
+        at = self._scale_at
+        scalars = jnp.asarray(self._scales)[jnp.concatenate([  # one gather for every divided scalar
+            at["value"] + _seen_from(state._defense, player).reshape(-1),  # 0-5
+            at["value"] + _seen_from(state._attack, player).reshape(-1),  # 6-23
+            at["value"] + _seen_from(state._pool_value, player),  # 24-25
+            at["pile"] + NUM_CARDS - _seen_from(state._top, player),  # 26-27
+            at["hand"] + _seen_from(state._hand_size, player),  # 28-29
+            jnp.stack([at["owed"] + state._owed, at["turn"] + jnp.minimum(state._turn, MAX_TURNS_BOUND + 1)]),
         ])]
-        pile_scale = jnp.asarray(self._pile_scale)[NUM_CARDS - _seen_from(state._top, player)]
-        hand_scale = jnp.asarray(self._hand_scale)[_seen_from(state._hand_size, player)]
         hearts = zone[:, None, 18:27] == (Z_HEART + jnp.arange(3))[None, :, None]  # (2, royal, rank)
         units = zone[:, None, 27:36] == (Z_UNIT + jnp.arange(MAX_UNITS))[None, :, None]  # (2, unit, rank)
         half = jnp.float32(0.5)
         flags = jnp.stack([
             (state._active == player).astype(jnp.float32),
-            jnp.asarray(self._owed_scale)[state._owed],
+            scalars[30],
         ])
         decoy = jnp.arange(3) == state._decoy_royal
         tail = jnp.stack([
             (state._decoy_by_joker & (state._decoy_royal >= 0)).astype(jnp.float32),
-            jnp.asarray(self._turn_scale)[jnp.minimum(state._turn, MAX_TURNS_BOUND + 1)],
+            scalars[31],
             state._idle.astype(jnp.float32),
         ])
         parts = [
@@ -341,17 +358,17 @@ class Env(CardEnv):
             own == Z_HAND,  # 8-43
             _seen_from(state._alive, player).reshape(-1),  # 44-49
             hearts.reshape(-1),  # 50-103
-            scaled[:6],  # 104-109
+            scalars[:6],  # 104-109
             units.reshape(-1),  # 110-271
-            scaled[6:24],  # 272-289
+            scalars[6:24],  # 272-289
             _seen_from(state._jokers, player) * half,  # 290-291
             _seen_from(state._supply, player) * half,  # 292-293
             (zone[:, 9:18] == Z_POOL).reshape(-1),  # 294-311
-            scaled[24:26],  # 312-313
+            scalars[24:26],  # 312-313
             (zone == Z_DISCARD).reshape(-1),  # 314-385
             _seen_from(state._jokers_discarded, player) * half,  # 386-387
-            pile_scale,  # 388-389
-            hand_scale,  # 390-391
+            scalars[26:28],  # 388-389
+            scalars[28:30],  # 390-391
             jnp.arange(4) == state._phase,  # 392-395
             flags,  # 396-397
             decoy,  # 398-400
@@ -402,23 +419,25 @@ class Env(CardEnv):
     def _apply(self, state: State, action: jax.Array) -> State:
         """One action of section 8 for ``current_player``, resolved as the Python engine's ``_do``."""
         config = self.config
-        kind = jnp.asarray(_DECODE["kind"])[action]
-        card = jnp.asarray(_DECODE["card"])[action]
-        royal = jnp.asarray(_DECODE["royal"])[action]
-        unit = jnp.asarray(_DECODE["unit"])[action]
+        packed = jnp.asarray(_PACKED)[action]
+        kind = packed & 15
+        card = (packed >> 4 & 63) - 1
+        royal = packed >> 10 & 3
+        unit = packed >> 12 & 15
+        dest = (packed >> 16) - 1
         me = state._active
         enemy = 1 - me
         mine = (jnp.arange(2) == me)[:, None]
         theirs = ~mine
         bloodline = _of(state._bloodline, me)
-        value = jnp.asarray(VALUE)[bloodline, jnp.maximum(card, 0)]
+        value = card_value(card, bloodline)
         units = _of(state._units, me)
         is_kind = lambda k: kind == k  # noqa: E731
         unit_attack, joker_attack, buy = is_kind(K_ATTACK), is_kind(K_JOKER_ATTACK), is_kind(K_BUY)
         strike = unit_attack | joker_attack
 
         # the named hand card moves (R7, R8, R9a-c); a new unit is appended at the end (R17)
-        dest = jnp.where(is_kind(K_NEW_UNIT), Z_UNIT + units, jnp.asarray(_DECODE["dest"])[action])
+        dest = jnp.where(is_kind(K_NEW_UNIT), Z_UNIT + units, dest)
         columns = jnp.arange(NUM_CARDS)
         zone = state._zone
         zone = jnp.where(mine & (columns == card), dest, zone)
