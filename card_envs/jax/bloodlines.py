@@ -6,8 +6,12 @@ the Python engine (215 actions, the same ids); the decision-free rest of the tur
 inside the step, so the two engines agree decision for decision. ``observe(state, p)`` is exactly
 ``game.encode(py_state.view(p))`` (485 float32 entries, layout in ``card_envs/bloodlines/encoding.py``);
 masks and per-step rewards are the Python engine's. Every option of ``BloodlinesConfig`` is supported
-(static, fixed at ``make``). The only randomness is the deal (S2-S7), drawn from ``init``'s key; nothing
-is shuffled after setup (A36), so ``step`` never uses its key.
+(static, fixed at ``make``). The only randomness is the deal (S2-S7), drawn from ``init``'s key with the
+distribution of the Python engine's (not its number stream: a JAX deal equals the Python deal of the same
+piles, which ``from_state`` and the tests use); nothing is shuffled after setup (A36), so ``step`` never
+uses its key. Each pile is ordered by sorting 36 random 26-bit keys that carry the card index in their
+low 6 bits (one sort, the cheapest shuffle on CPU); keys tying in the random bits keep index order, a
+deviation from the uniform order below 1e-5 per deal, like ``jax.random.permutation``'s (32-bit keys).
 
 State arrays (seat-indexed rows ``[p]``; card columns use the number-card index ``k = 9 s + rank - 2``,
 2C = 0 .. 10S = 35, of that seat's own deck, A51):
@@ -108,10 +112,7 @@ NUM_ROYALS = 3
 #: moving forced turn, before its idle ones; two idle turns in a row end the game (R15). Longest chain:
 #: the rest of the deciding turn, then N, N, I, I = 5 iterations (10 forced steps).
 MAX_FORCED_TURNS = 5
-#: S4: pile shuffles sort 36 random keys per seat, each key's low 6 bits holding the card index (one
-#: single-operand sort, several times faster on CPU than an argsort); keys that tie in the 26 random
-#: bits keep index order, a bias below 1e-5 per deal (``jax.random.permutation`` has the same
-#: mechanism with 32 bits)
+#: S4: the low bits of a pile's sort keys hold the card index (see the module docstring)
 _INDEX_BITS = 6
 
 # -- action decoding (spec section 8): one row per action id --------------------------------------
