@@ -99,9 +99,8 @@ def profile(options: dict[str, Any], batch: int, steps: int) -> dict[str, float]
     state = init(keys)
     step = jax.jit(jax.vmap(env.step))
     for i in range(8):  # move a few decisions into the game
-        state = step(state, jax.vmap(random_legal)(jax.random.split(jax.random.PRNGKey(i), batch),
-                                                   state.legal_action_mask), keys)
-    actions = jax.vmap(random_legal)(keys, state.legal_action_mask)
+        state = step(state, random_legal(jax.random.PRNGKey(i), state.legal_action_mask), keys)
+    actions = random_legal(key, state.legal_action_mask)
     pieces = {
         "init": (init, keys),
         "step": (step, state, actions, keys),
