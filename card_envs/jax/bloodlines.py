@@ -54,12 +54,11 @@ action kind contributes through ``jnp.where``; the only loop is R11's forced-ste
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-import pgx
 from pgx._src.struct import dataclass
 
 from card_envs.bloodlines import rules
@@ -101,7 +100,7 @@ from card_envs.bloodlines.rules import (
 )
 from card_envs.cards import JOKER_IDS
 from card_envs.core.engine import NO_PLAYER
-from card_envs.jax.core import FALSE, CardEnv, padded
+from card_envs.jax.core import FALSE, CardEnv, CardState, padded
 
 NUM_CARDS = NUM_NUMBER_CARDS  # 36 number cards per seat
 NUM_ROYALS = 3
@@ -199,7 +198,9 @@ def _scale_table(hand_limit: int, max_turns: int | None) -> tuple[np.ndarray, di
 
 
 @dataclass
-class State(pgx.State):
+class State(CardState):
+    name: ClassVar[str] = "bloodlines_v0"
+
     current_player: jax.Array = jnp.int32(0)
     observation: jax.Array = jnp.zeros(OBSERVATION_SIZE, jnp.float32)
     rewards: jax.Array = jnp.zeros(2, jnp.float32)
@@ -230,10 +231,6 @@ class State(pgx.State):
     _moved: jax.Array = FALSE
     _decoy_royal: jax.Array = jnp.int32(NO_PLAYER)
     _decoy_by_joker: jax.Array = FALSE
-
-    @property
-    def env_id(self) -> str:
-        return "bloodlines_v0"
 
 
 # -- array helpers ----------------------------------------------------------------------------------
@@ -272,6 +269,7 @@ class Env(CardEnv):
 
     name = "bloodlines_v0"
     state_class = State
+    step_uses_key = False  # nothing is shuffled after the deal (A36)
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -377,7 +375,7 @@ class Env(CardEnv):
             jnp.asarray(self._rule_flags),  # 404-411
             own == Z_PILE,  # 412-447
             opp <= Z_HAND,  # 448-483: the opponent's pile or hand, not told apart
-            (state.current_player == player)[None],  # 484
+            (self._to_decide(state) == player)[None],  # 484: from the game arrays (-1 once over)
         ]
         return jnp.concatenate([part.astype(jnp.float32) for part in parts])
 

@@ -78,6 +78,19 @@ TRUE = jnp.bool_(True)
 FALSE = jnp.bool_(False)
 
 
+@pgx._src.struct.dataclass
+class CardState(pgx.State):
+    """Base of every game's ``State``: Pgx's fields, and the env name as ``env_id``.
+
+    A game's ``State`` adds its arrays (underscore names) and sets ``name`` (a class attribute)."""
+
+    name: ClassVar[str] = ""
+
+    @property
+    def env_id(self) -> str:  # type: ignore[override]
+        return self.name
+
+
 class CardEnv(pgx.Env):
     """The ``pgx.Env`` of one game under fixed options; see the module docstring."""
 
