@@ -22,9 +22,9 @@ field                  shape/dtype  meaning
 ``_bloodline``         (2,) int32   suit of each seat (C=0, D=1, H=2, S=3)
 ``_zone``              (2,36) int32 where each number card lies: 0 pile, 1 hand, 2-4 hearts under J/Q/K,
                                     5-13 unit 0-8, 14 pool, 15 discard pile (``rules.Z_*``)
-``_order``             (2,36) int32 a pile card's position in its pile; the pile's cards are those with
-                                    ``_order >= _top`` (lower = nearer the top), so a draw of ``n`` cards
-                                    is ``zone = hand where _order < _top + n`` -- no gather, no scatter
+``_order``             (2,36) int32 a pile card's position in its pile (-1 once out of it); the pile's cards
+                                    are those with ``_order >= _top`` (lower = nearer the top), so a draw
+                                    of ``n`` cards is ``zone = hand where _order < _top + n`` -- no gather
 ``_top``               (2,) int32   pile positions already drawn; pile size ``36 - _top``
 ``_hand_size``         (2,) int32   cards in each hand (``_zone == 1`` counted, kept in step)
 ``_alive``             (2,3) bool   surviving royals J, Q, K
@@ -299,6 +299,7 @@ class Env(CardEnv):
         order = (jnp.sort(keys, axis=1) & ((1 << _INDEX_BITS) - 1)).astype(jnp.int32)
         limit = self._limit
         zone = jnp.where(order < limit, Z_HAND, Z_PILE).astype(jnp.int32)  # S5: the top cards
+        order = jnp.where(order < limit, -1, order)
         if self.config.starting_player is None:  # S6: the coin
             starter = jax.random.bernoulli(key_coin).astype(jnp.int32)
         else:
@@ -453,7 +454,9 @@ class Env(CardEnv):
         hand_size = _of(state._hand_size, me) - (card >= 0)
         wanted = jnp.where(is_kind(K_CYCLE), 1, jnp.where(is_kind(K_POWER), value, 0))
         drawn = jnp.minimum(wanted, NUM_CARDS - top)  # R12 / A14: a short pile gives what it has
-        zone = jnp.where(mine & (zone == Z_PILE) & (state._order < top + drawn), Z_HAND, zone)
+        drawing = mine & (zone == Z_PILE) & (state._order < top + drawn)
+        zone = jnp.where(drawing, Z_HAND, zone)
+        order = jnp.where(drawing, -1, state._order)  # a card out of the pile has no position (canonical)
         hand_size = hand_size + drawn
 
         # phase of the turn
@@ -506,6 +509,7 @@ class Env(CardEnv):
         state = state.replace(
             rewards=rewards.astype(jnp.float32),
             _zone=zone,
+            _order=order,
             _top=_set(state._top, me, top + drawn),
             _hand_size=_set(state._hand_size, me, hand_size),
             _alive=alive,
@@ -603,9 +607,10 @@ class Env(CardEnv):
         me = state._active
         top = _of(state._top, me)
         draw = taking & (_of(state._hand_size, me) < self._limit) & (top < NUM_CARDS)
-        mine = (jnp.arange(2) == me)[:, None]
+        drawing = (jnp.arange(2) == me)[:, None] & draw & (state._order == top)
         return state.replace(
-            _zone=jnp.where(mine & draw & (state._order == top), Z_HAND, state._zone),
+            _zone=jnp.where(drawing, Z_HAND, state._zone),
+            _order=jnp.where(drawing, -1, state._order),
             _top=_add(state._top, me, draw.astype(jnp.int32)),
             _hand_size=_add(state._hand_size, me, draw.astype(jnp.int32)),
             _moved=state._moved | draw,
