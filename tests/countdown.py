@@ -89,10 +89,11 @@ class Countdown(Game):
     def num_players(self) -> int:
         return self.config.players
 
-    def _encoding_module(self) -> Any:
+    @classmethod
+    def _encoding_module(cls) -> Any:
         return _ENCODING
 
-    def new_state(self, rng: np.random.Generator, options: Mapping[str, Any] | None = None) -> CountdownState:
+    def _new_state(self, rng: np.random.Generator, options: Mapping[str, Any] | None = None) -> CountdownState:
         state = CountdownState.__new__(CountdownState)
         state.game = self
         state.rng = rng

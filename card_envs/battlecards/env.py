@@ -91,7 +91,8 @@ option                     default           meaning
 Reset options: ``seed``; ``options={"deck": [codes]}`` stacks the deck (index 0 = top; any subset of
 distinct cards, jokers only with ``jokers=True``; card ``i`` goes to ``player_{i mod N}``, the first
 card a player receives is the top of their pile, the ``D mod N`` last cards are set aside). Other
-keys are ignored.
+keys raise ``ConfigError`` naming the valid ones
+(except ``"options"``, PettingZoo's ``api_test`` probe, which is ignored).
 
 Version history
 ---------------

@@ -837,6 +837,7 @@ class Battlecards(Game):
     state_class = BattlecardsState
     num_actions = NUM_ACTIONS
     action_names = ACTION_NAMES
+    reset_options = ("deck",)
     config: BattlecardsConfig
 
     @property
@@ -864,7 +865,7 @@ class Battlecards(Game):
              "hand_size": 10, "shaping_weight": 1.0},
         ]
 
-    def new_state(self, rng: np.random.Generator, options: Mapping[str, Any] | None = None) -> BattlecardsState:
+    def _new_state(self, rng: np.random.Generator, options: Mapping[str, Any] | None = None) -> BattlecardsState:
         config = self.config
         n = config.num_players
         deck = self._stacked_deck(options)

@@ -28,7 +28,9 @@ Conventions (shared by every game):
 * ``observe(agent)`` is valid for every agent at any time, side-effect free and cached until
   the next ``step``/``reset``;
 * ``reset(seed=s)`` reseeds; ``reset()`` continues the generator; ``reset(options={"deck": [...]})``
-  (or ``"decks"``) stacks the deal as the game's spec says; other option keys are ignored.
+  (or ``"decks"``) stacks the deal as the game's spec says; any other key raises
+  :class:`~card_envs.core.errors.ConfigError` naming the valid ones, except ``"options"``, the key
+  PettingZoo's ``api_test`` passes to probe the signature (ignored: ``engine.PROBE_RESET_OPTIONS``).
 """
 
 from __future__ import annotations
@@ -106,6 +108,8 @@ class CardGameEnv(AECEnv):
         return self.game.action_names
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        if options:
+            self.game.check_reset_options(options)  # before anything changes
         if seed is not None:
             self.np_random = np.random.default_rng(seed)
         self.state_ = self.game.new_state(self.np_random, options)

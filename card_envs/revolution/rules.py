@@ -876,6 +876,7 @@ class Revolution(Game):
     state_class = RevolutionState
     num_actions = NUM_ACTIONS
     action_names = ACTION_NAMES
+    reset_options = ("deck", "decks")
     config: RevolutionConfig
 
     def __init__(self, **options: Any) -> None:
@@ -927,7 +928,7 @@ class Revolution(Game):
             return enc.INFERENCE_OBSERVATION_SIZE
         return enc.RECALL_OBSERVATION_SIZE if self.config.full_recall else enc.OBSERVATION_SIZE
 
-    def new_state(self, rng: np.random.Generator, options: Mapping[str, Any] | None = None) -> RevolutionState:
+    def _new_state(self, rng: np.random.Generator, options: Mapping[str, Any] | None = None) -> RevolutionState:
         decks = _stacked_decks(options)
         state = RevolutionState.__new__(RevolutionState)
         state.game = self

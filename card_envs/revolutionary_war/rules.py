@@ -426,6 +426,7 @@ class RevolutionaryWar(Game):
     state_class = RevolutionaryWarState
     num_actions = NUM_ACTIONS
     action_names = ACTION_NAMES
+    reset_options = ("deck", "decks")
     config: RevolutionaryWarConfig
 
     @property
@@ -448,7 +449,7 @@ class RevolutionaryWar(Game):
             {"max_steps": 20, "shaping_weight": 1.0},
         ]
 
-    def new_state(self, rng: np.random.Generator, options: Mapping[str, Any] | None = None) -> GameState:
+    def _new_state(self, rng: np.random.Generator, options: Mapping[str, Any] | None = None) -> GameState:
         decks = _stacked_decks(options)
         state = RevolutionaryWarState.__new__(RevolutionaryWarState)
         state.game = self
@@ -468,7 +469,7 @@ class RevolutionaryWar(Game):
 
 
 def _stacked_decks(options: Mapping[str, Any] | None) -> list[list[int]]:
-    """Reset options ``deck`` (game 1) or ``decks`` (one per game); other keys are ignored."""
+    """Reset options ``deck`` (game 1) or ``decks`` (one per game); ``Game.new_state`` rejects other keys."""
     options = options or {}
     if options.get("deck") is not None and options.get("decks") is not None:
         raise DeckError("give reset option 'deck' (game 1) or 'decks' (one per game), not both")
