@@ -42,7 +42,12 @@ def _encode(view: CountdownView) -> np.ndarray:
     return np.array([view.tokens, float(view.current_player == view.player)], np.float32)
 
 
-_ENCODING = SimpleNamespace(OBSERVATION_SIZE=2, encode=_encode, LAYOUT=((0, 1, "tokens"), (1, 2, "my turn")))
+def _bounds(config: CountdownConfig) -> tuple[np.ndarray, np.ndarray]:
+    return np.zeros(2, np.float32), np.array([config.count, 1], np.float32)
+
+
+_ENCODING = SimpleNamespace(OBSERVATION_SIZE=2, encode=_encode, LAYOUT=((0, 1, "tokens"), (1, 2, "my turn")),
+                            observation_bounds=_bounds)
 
 
 class CountdownState(GameState):

@@ -17,7 +17,8 @@ docstring, and calls :func:`make_env_functions` to get PettingZoo's ``env`` / ``
 Conventions (shared by every game):
 
 * agents are ``player_0 .. player_{n-1}``; ``observation_space(agent)`` is
-  ``Dict(observation=Box(float32, (size,)), action_mask=Box(0, 1, (num_actions,), int8))``,
+  ``Dict(observation=Box(low, high, (size,), float32), action_mask=Box(0, 1, (num_actions,), int8))``
+  with the finite bounds of the game's encoding (``game.observation_bounds()``, its layout table),
   ``action_space(agent)`` is ``Discrete(num_actions)``;
 * the mask is all zeros for every agent not to act and for everyone once the episode is over;
   ``infos[agent]["action_mask"]`` carries the same mask;
@@ -88,9 +89,9 @@ class CardGameEnv(AECEnv):
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self._seat = {agent: i for i, agent in enumerate(self.possible_agents)}
         num_actions = self.game.num_actions
+        low, high = self.game.observation_bounds()  # finite: the ranges of the encoding's layout table
         obs_space = spaces.Dict({
-            "observation": spaces.Box(low=-np.inf, high=np.inf, shape=(self.game.observation_size,),
-                                      dtype=np.float32),
+            "observation": spaces.Box(low=low, high=high, dtype=np.float32),
             "action_mask": spaces.Box(low=0, high=1, shape=(num_actions,), dtype=np.int8),
         })
         self.observation_spaces = {agent: obs_space for agent in self.possible_agents}

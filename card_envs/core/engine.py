@@ -128,6 +128,12 @@ class Game(ABC):
         """(start, stop, meaning) of every observation block; by default the encoding module's ``LAYOUT``."""
         return tuple(self._encoding.LAYOUT)
 
+    def observation_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(low, high)`` float32 arrays: the finite range of every observation entry under this config
+        (the observation ``Box``'s bounds; the encoding module's ``observation_bounds(config)``, which its
+        layout table documents)."""
+        return self._encoding.observation_bounds(self.config)
+
     def encoding_doc(self) -> str:
         """The docstring holding the observation table (the encoding module's)."""
         return self._encoding.__doc__ or ""
@@ -345,6 +351,16 @@ class GameState(ABC):
         return type(other) is type(self) and self.to_dict() == other.to_dict()  # type: ignore[union-attr]
 
     __hash__ = None  # type: ignore[assignment]
+
+
+def unit_bounds(size: int, wider: Sequence[tuple[int, int, float]] = ()) -> tuple[np.ndarray, np.ndarray]:
+    """Observation bounds where every entry lies in [0, 1] except the ``(start, stop, high)`` blocks of
+    ``wider`` (entries ``start..stop-1`` lie in [0, high]); for an encoding's ``observation_bounds``."""
+    low = np.zeros(size, np.float32)
+    high = np.ones(size, np.float32)
+    for start, stop, top in wider:
+        high[start:stop] = top
+    return low, high
 
 
 def replay(game: Game, actions: Sequence[int], *, seed: int | None = None,
