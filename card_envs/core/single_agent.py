@@ -10,7 +10,7 @@ engine directly (``card_envs.make_game`` + ``GameState``), not the AEC env, for 
 >>> observation, info = env.reset(seed=0)
 >>> mask = env.action_masks()                      # int8, 1 = legal for the learner
 
-The same through Gymnasium (ids registered on ``import card_envs``; see ``card_envs.gym_ids``)::
+The same through Gymnasium (ids registered on ``import card_envs``; see :mod:`card_envs.registration`)::
 
     env = gymnasium.make("card_envs/Battlecards-v0", opponents=[RandomAgent(0)], num_players=3)
 
