@@ -1,5 +1,6 @@
 """Every observation ``Box`` has finite bounds (the encodings' layout tables), and every observation of
-every seat over random play lies within them, for every game and variant config."""
+every seat over random play lies within them, for every game and variant config; likewise every return lies
+within ``Game.return_bounds()`` (OpenSpiel's min/max utility)."""
 
 from __future__ import annotations
 
@@ -49,6 +50,9 @@ def test_every_observation_over_random_play_lies_within_the_bounds(case, seed):
             _assert_within(game.encode(position.view(seat)), low, high, f"{name} seat {seat}")
     for seat in range(game.num_players):  # the final observations too
         _assert_within(game.encode(state.view(seat)), low, high, f"{name} seat {seat} at the end")
+    least, most = game.return_bounds()
+    assert least < 0 < most
+    assert all(least - 1e-9 <= r <= most + 1e-9 for r in state.returns()), (state.returns(), (least, most))  # sums
 
 
 def test_battlecards_set_aside_reaches_its_widest_bound():

@@ -850,6 +850,13 @@ class Battlecards(Game):
         rounds = self.config.max_rounds
         return None if rounds is None else MAX_DECK * rounds
 
+    def return_bounds(self) -> tuple[float, float]:
+        """Every seat's return lies in ``[-(1 + lambda), 1 + lambda]``: the end result (section 9, also under
+        truncation) is within 1, and the round shaping telescopes to ``lambda N/(N-1) (s_end - 1/N)``,
+        which is within ``lambda``."""
+        bound = 1.0 + self.config.shaping_weight
+        return -bound, bound
+
     @classmethod
     def variant_configs(cls) -> list[dict[str, Any]]:
         return [

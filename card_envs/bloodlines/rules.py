@@ -811,6 +811,12 @@ class Bloodlines(Game):
         turns = MAX_TURNS_BOUND if self.config.max_turns is None else min(self.config.max_turns, MAX_TURNS_BOUND)
         return 2 * MAX_CARD_MOVES + 2 * turns
 
+    def return_bounds(self) -> tuple[float, float]:
+        """Every seat's return lies in ``[-(1 + 3w), 1 + 3w]``: the result is within 1, and each side has
+        three royals to kill or lose, ``w`` each."""
+        bound = 1.0 + 3 * self.config.shaping_weight
+        return -bound, bound
+
     @classmethod
     def variant_configs(cls) -> list[dict[str, Any]]:
         return [

@@ -124,6 +124,11 @@ class Game(ABC):
         """An upper bound on the decisions of one episode under this config (None: unknown)."""
         return None
 
+    def return_bounds(self) -> tuple[float, float]:
+        """``(low, high)``: a range holding every seat's return (``state.returns()``) in any episode under
+        this config (OpenSpiel's min/max utility). Each game derives it from its reward options."""
+        raise NotImplementedError(f"{self.name} does not state its return bounds")
+
     def observation_layout(self) -> tuple[tuple[int, int, str], ...]:
         """(start, stop, meaning) of every observation block; by default the encoding module's ``LAYOUT``."""
         return tuple(self._encoding.LAYOUT)

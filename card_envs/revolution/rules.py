@@ -900,6 +900,14 @@ class Revolution(Game):
     def num_players(self) -> int:
         return NUM_PLAYERS
 
+    def return_bounds(self) -> tuple[float, float]:
+        """Every seat's return lies in ``[-b, b]``: the end result (``win`` or ``margin``) is within 1, and
+        ``trick_reward`` pays at most ``w`` per trick, 13 tricks a hand, ``num_hands + max_extra_hands``
+        hands (R14, R17)."""
+        config = self.config
+        bound = 1.0 + 13 * (config.num_hands + config.max_extra_hands) * config.trick_reward
+        return -bound, bound
+
     @classmethod
     def variant_configs(cls) -> list[dict[str, Any]]:
         return [

@@ -439,6 +439,15 @@ class RevolutionaryWar(Game):
         bound = 52 * games
         return bound if self.config.max_steps is None else min(bound, self.config.max_steps)
 
+    def return_bounds(self) -> tuple[float, float]:
+        """Every seat's return lies in ``[-b, b]``: ``win_loss`` pays 1 once, ``score_diff`` at most 1 a game,
+        and shaping at most ``w`` a game (52 cards captured), over at most ``ceil(T/25)`` games (R23)."""
+        config = self.config
+        games = 1 if config.target_score is None else -(-config.target_score // 25)
+        result = 1.0 if config.reward_mode == "win_loss" else float(games)
+        bound = result + games * config.shaping_weight
+        return -bound, bound
+
     @classmethod
     def variant_configs(cls) -> list[dict[str, Any]]:
         return [
