@@ -224,6 +224,19 @@ class CardEnvsGame(pyspiel.Game):
     def new_initial_state(self) -> CardEnvsState:
         return CardEnvsState(self)
 
+    def new_initial_state_from_seed(self, deal_seed: int) -> CardEnvsState:
+        """A state that deals exactly as the engine's ``new_state(numpy.random.default_rng(deal_seed))`` (so
+        OpenSpiel bots and ``agents.match`` can play the same deals); sampled chance only."""
+        if self.deck is not None:
+            raise ConfigError(f"{self.short_name}: with parameter 'deck' the deal is explicit chance, not a seed")
+        state = CardEnvsState(self)
+        state._deal_seed = int(deal_seed)
+        return state
+
+    def __reduce_ex__(self, protocol: Any) -> tuple:
+        # pyspiel pickles a game with Game::Serialize, which needs GetRNGState (not available to Python games)
+        return _restore_game, (str(self), self._rng.bit_generator.state)
+
     def make_py_observer(self, iig_obs_type: Any = None, params: Any = None) -> CardEnvsObserver:
         return CardEnvsObserver(self, iig_obs_type, params)
 
@@ -383,6 +396,17 @@ class CardEnvsState(pyspiel.State):
                         for seat in range(len(self._recall))]
         return twin
 
+    def __reduce_ex__(self, protocol: Any) -> tuple:
+        # pyspiel pickles a state through SerializeGameAndState, which a sampled-chance Python game cannot
+        # write (Game::GetRNGState); the state's own serialization carries everything, its generator included
+        game = self.get_game()
+        return _restore_state, (str(game), game._rng.bit_generator.state, self.serialize())
+
+    @property
+    def engine_state(self) -> GameState | None:
+        """The engine's position (None before the deal): for agents (``Decision.of``) and the env's tools."""
+        return None if self._position is None else self._position.state
+
     def __str__(self) -> str:
         if self._position is None:
             dealt = "" if not self._dealt else " dealt so far: " + " ".join(map(str, self._dealt))
@@ -437,6 +461,19 @@ class CardEnvsObserver:
             return f"player_{player} history {state.information_digest(player)}"
         view = state.view(player)
         return f"player_{player} " + ("before the deal" if view is None else repr(view))
+
+
+# -- pickling -----------------------------------------------------------------------------------------------
+
+
+def _restore_game(game_string: str, rng_state: dict) -> CardEnvsGame:
+    game = pyspiel.load_game(game_string)
+    game._rng.bit_generator.state = rng_state
+    return game
+
+
+def _restore_state(game_string: str, rng_state: dict, serialized: str) -> CardEnvsState:
+    return _restore_game(game_string, rng_state).deserialize_state(serialized)
 
 
 # -- registration ------------------------------------------------------------------------------------------
