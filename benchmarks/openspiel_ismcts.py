@@ -242,24 +242,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     load = os.getloadavg()[0]
     command = f"`python -m benchmarks.openspiel_ismcts {shlex.join(argv if argv is not None else sys.argv[1:])}` " \
               f"({time.strftime('%Y-%m-%d')}, load {load:.1f} on {os.cpu_count()} cores)"
-    new_rows = []
+    data["commands"] = [*data.get("commands", []), command]
+    data["machine"] = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    os.makedirs(args.out, exist_ok=True)
+
+    def save() -> None:  # after every row: a long run interrupted keeps what it measured
+        write_atomically(path, json.dumps(data, indent=1))
+        write_atomically(os.path.join(args.out, "openspiel_ismcts.md"), format_markdown(data))
+
     if not args.no_ismcts:
         for name in args.game or card_envs.ENV_NAMES:
             for searcher in args.searchers:
                 row = measure(name, searcher, args.sims, args.games, seed=args.seed, workers=args.workers)
-                new_rows.append(row)
+                row["command"] = command
+                data["rows"] = [r for r in data["rows"] if _key(r) != _key(row)] + [row]
+                save()
                 print(f"{name} {searcher} sims={args.sims}: {row['win_rate']:.3f} [{row['ci_low']:.3f}, "
                       f"{row['ci_high']:.3f}] over {row['games']} games vs {row['opponent']}, "
                       f"{row['cpu_ms_per_search']:.0f} CPU ms/move", flush=True)
-    replaced = {_key(r) for r in new_rows}
-    data["rows"] = [r for r in data["rows"] if _key(r) not in replaced] + new_rows
     if args.cfr:
         data["cfr"] = run_cfr(args.cfr)
-    data["commands"] = [*data.get("commands", []), command]
-    data["machine"] = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
-    os.makedirs(args.out, exist_ok=True)
-    write_atomically(path, json.dumps(data, indent=1))
-    write_atomically(os.path.join(args.out, "openspiel_ismcts.md"), format_markdown(data))
+    save()
     print(f"wrote {path} and openspiel_ismcts.md")
     return 0
 
