@@ -300,6 +300,47 @@ def _digest(*pieces: bytes) -> bytes:
     return hashlib.blake2b(b"|".join(pieces), digest_size=16).digest()
 
 
+class _Recall:
+    """Every seat's information-state digest: a hash chain over everything the seat was shown (its views)
+    and did (its actions). Extending it costs only the views; they are hashed when a digest is read or the
+    state is copied, so random rollouts, which read no information state, skip the hashing."""
+
+    __slots__ = ("digests", "pending")
+
+    def __init__(self, seats: int) -> None:
+        self.digests = [_digest(b"seat", str(p).encode()) for p in range(seats)]
+        self.pending: list[list[tuple[bytes, Any]]] = [[] for _ in range(seats)]
+
+    def see(self, seat: int, done: bytes, view: Any) -> None:
+        self.pending[seat].append((done, view))
+
+    def digest(self, seat: int) -> bytes:
+        pending = self.pending[seat]
+        if pending:
+            value = self.digests[seat]
+            for done, view in pending:
+                value = _digest(value, done, repr(view).encode())
+            self.digests[seat] = value
+            pending.clear()
+        return self.digests[seat]
+
+    def replace(self, digests: list[bytes]) -> None:
+        self.digests = list(digests)
+        self.pending = [[] for _ in digests]
+
+    def __deepcopy__(self, memo: dict) -> _Recall:
+        twin = _Recall.__new__(_Recall)
+        twin.digests = [self.digest(seat) for seat in range(len(self.digests))]
+        twin.pending = [[] for _ in self.digests]
+        return twin
+
+    def __getstate__(self) -> list[bytes]:
+        return [self.digest(seat) for seat in range(len(self.digests))]
+
+    def __setstate__(self, digests: list[bytes]) -> None:
+        self.replace(digests)
+
+
 class CardEnvsState(pyspiel.State):
     """A position: before the deal a chance node, then the engine's state (see the module docstring)."""
 
@@ -310,7 +351,7 @@ class CardEnvsState(pyspiel.State):
         self._dealt: list[int] = []  # explicit chance: the deck order so far
         n = game.num_players()
         self._rewards = [0.0] * n
-        self._recall = [_digest(b"seat", str(p).encode()) for p in range(n)]  # information-state digests
+        self._recall = _Recall(n)  # information-state digests
 
     # -- OpenSpiel API ----------------------------------------------------------------------------------
 
@@ -357,9 +398,9 @@ class CardEnvsState(pyspiel.State):
 
     def _observe(self, engine: GameState, acting: int | None, action: int | None) -> None:
         """Extend every seat's history digest with what it saw (and, for the actor, what it did)."""
-        for seat in range(len(self._recall)):
-            done = f"a{action}".encode() if seat == acting else b""
-            self._recall[seat] = _digest(self._recall[seat], done, repr(engine.view(seat)).encode())
+        recall = self._recall
+        for seat in range(len(self._rewards)):
+            recall.see(seat, f"a{action}".encode() if seat == acting else b"", engine.view(seat))
 
     def _action_to_string(self, player: int, action: int) -> str:
         if player == pyspiel.PlayerId.CHANCE:
@@ -375,7 +416,7 @@ class CardEnvsState(pyspiel.State):
 
     def returns(self) -> list[float]:
         if self._position is None:
-            return [0.0] * len(self._recall)
+            return [0.0] * len(self._rewards)
         return [float(r) for r in self._position.state.returns()]
 
     def rewards(self) -> list[float]:
@@ -391,9 +432,9 @@ class CardEnvsState(pyspiel.State):
         sampled = engine.sample_remembered(player_id, rng)
         sampled.game = engine.game  # consistent with perfect memory; views as the configured game shows them
         twin._position = _Position(sampled)
-        mine = self._recall[player_id]
-        twin._recall = [mine if seat == player_id else _digest(b"sampled", mine, str(seat).encode())
-                        for seat in range(len(self._recall))]
+        mine = self._recall.digest(player_id)
+        twin._recall.replace([mine if seat == player_id else _digest(b"sampled", mine, str(seat).encode())
+                              for seat in range(len(self._rewards))])
         return twin
 
     def __reduce_ex__(self, protocol: Any) -> tuple:
@@ -428,7 +469,7 @@ class CardEnvsState(pyspiel.State):
         return twin.view(player)
 
     def information_digest(self, player: int) -> str:
-        return self._recall[player].hex()
+        return self._recall.digest(player).hex()
 
 
 # -- observations ------------------------------------------------------------------------------------------
