@@ -64,10 +64,6 @@ RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 SEARCHERS = ("openspiel", "ours")
 
 
-def _spiel_parameters(config: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in config.items()}  # the short configs need no None mapping
-
-
 def _openspiel_bot(name: str, config: dict[str, Any], sims: int, seed: int) -> tuple[Any, Any]:
     import pyspiel
     from open_spiel.python.algorithms.ismcts import ISMCTSBot
@@ -76,7 +72,7 @@ def _openspiel_bot(name: str, config: dict[str, Any], sims: int, seed: int) -> t
     import card_envs.openspiel as cos
 
     short_name = next(short for short, env in cos.GAME_NAMES.items() if env == name)
-    game = pyspiel.load_game(short_name, _spiel_parameters(config))
+    game = pyspiel.load_game(short_name, dict(config))  # CONFIGS hold no None: no mapping needed
     rng = np.random.RandomState(seed % 2**32)
     bot = ISMCTSBot(game, RandomRolloutEvaluator(1, rng), uct_c=1.0, max_simulations=sims, random_state=rng)
     sampler = pyspiel.UniformProbabilitySampler(seed % 2**31, 0.0, 1.0)
