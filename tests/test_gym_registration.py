@@ -124,3 +124,11 @@ def test_card_envs_imports_nothing_from_agents_or_train():
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else []
             offenders += [f"{path.relative_to(ROOT)}: {n}" for n in names if n.split(".")[0] in ("agents", "train")]
     assert offenders == []
+
+
+def test_unknown_reset_option_is_a_clear_error_in_the_single_agent_view():
+    env = gymnasium.make("card_envs/Revolution-v0")
+    first, _ = env.reset(seed=1)
+    with pytest.raises(ConfigError, match="'bogus'; valid reset options: 'deck', 'decks'"):
+        env.reset(seed=2, options={"bogus": 1})
+    np.testing.assert_array_equal(env.unwrapped._observation(), first)  # nothing changed
