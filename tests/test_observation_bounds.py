@@ -38,7 +38,7 @@ def test_spaces_have_finite_bounds_of_the_right_shape(case):
 
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**31 - 1))
 def test_every_observation_over_random_play_lies_within_the_bounds(case, seed):
     name, _, config = case

@@ -27,7 +27,7 @@ from tests.helpers import case_id, env_module, game_cases
 CASES = game_cases()
 COPIES = {"pickle": lambda x: pickle.loads(pickle.dumps(x)), "deepcopy": copy.deepcopy}
 CONTINUE = 150  # decisions compared after the copy (and then the random stream)
-SETTINGS = settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _random_action(mask: np.ndarray, rng: np.random.Generator) -> int | None:
@@ -178,7 +178,7 @@ def test_game_and_state_copy_continue_identically(case, how, seed, steps):
 
 @pytest.mark.parametrize("how", sorted(COPIES))
 @pytest.mark.parametrize("case", CASES, ids=case_id)
-@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**31 - 1), steps=st.integers(0, 40))
 def test_single_agent_env_copy_continues_identically(case, how, seed, steps):
     """SingleAgentEnv with seeded random opponents: the copy carries the opponents' generators too."""
