@@ -1,7 +1,7 @@
 """The advisor: a rule-based player's choice appended to the learner's observation (residual policy learning).
 
-``SingleAgentEnv(advisor=..., advise=advised_observation)``, the training config's ``advisor``, the imitation warm start and the
-trained player (``agents/checkpoint.py``) must all build the same advised observation.
+``SingleAgentEnv(advisor=..., advise=advised_observation)``, the training config's ``advisor``, the imitation
+warm start and the trained player (``agents/checkpoint.py``) must all build the same advised observation.
 """
 
 from __future__ import annotations
