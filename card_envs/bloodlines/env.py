@@ -89,7 +89,8 @@ option                   default       meaning
 Reset options: ``seed``; ``options={"decks": [pile_0, pile_1]}`` stacks each player's draw pile
 (index 0 = top, the first four are the hand): each entry ``None`` (shuffled) or a list of distinct
 number-card codes (``"2C"`` .. ``"10S"``), possibly partial, the rest following in canonical order
-``2C .. 10C 2D .. 10S``. Other keys are ignored.
+``2C .. 10C 2D .. 10S``. Other keys (``deck`` too) raise
+``ConfigError`` naming the valid ones (except ``"options"``, PettingZoo's ``api_test`` probe).
 
 Engines
 -------
