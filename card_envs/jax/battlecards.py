@@ -91,12 +91,11 @@ Integer fields are int32 unless marked. ``current_player`` is ``-1`` once the ga
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-import pgx
 from pgx._src.struct import dataclass
 
 from card_envs.battlecards.encoding import OBSERVATION_SIZE, SCALE, SEAT_SIZE
@@ -114,7 +113,7 @@ from card_envs.battlecards.rules import (
     WAR_UP,
     BattlecardsState,
 )
-from card_envs.jax.core import CardEnv
+from card_envs.jax.core import CardEnv, CardState
 
 MAX_SEATS = 6
 _NONE_KIND = NUM_KINDS  # the "none" entry of a kind one-hot
@@ -179,62 +178,53 @@ class Game(NamedTuple):
 
 _PGX_FIELDS = {"current": "current_player", "rewards": "rewards", "terminated": "terminated",
                "truncated": "truncated"}
-_GAME_FIELDS = tuple(f for f in Game._fields if f not in _PGX_FIELDS)
 
 
 @dataclass
-class State(pgx.State):
-    current_player: jax.Array = jnp.int32(0)
-    observation: jax.Array = jnp.zeros(OBSERVATION_SIZE, jnp.float32)
-    rewards: jax.Array = jnp.zeros(2, jnp.float32)
-    terminated: jax.Array = jnp.bool_(False)
-    truncated: jax.Array = jnp.bool_(False)
-    legal_action_mask: jax.Array = jnp.zeros(NUM_KINDS, jnp.bool_)
-    _step_count: jax.Array = jnp.int32(0)
-    # the game (module table); the defaults are placeholders, every state is built by the Env
-    _hand: jax.Array = jnp.zeros((2, NUM_KINDS), jnp.int32)
-    _pile: jax.Array = jnp.zeros((2, 52), jnp.int8)
-    _pile_n: jax.Array = jnp.zeros(2, jnp.int32)
-    _pile_rand: jax.Array = jnp.zeros((2, NUM_KINDS), jnp.int32)
-    _pool: jax.Array = jnp.zeros(NUM_KINDS, jnp.int32)
-    _pool_n: jax.Array = jnp.zeros(2, jnp.int32)
-    _face_up: jax.Array = jnp.zeros((2, NUM_KINDS), jnp.int32)
-    _up_order: jax.Array = jnp.zeros((2, 0), jnp.int8)
-    _table_up: jax.Array = jnp.zeros((2, NUM_KINDS), jnp.int32)
-    _table_down: jax.Array = jnp.zeros((2, NUM_KINDS), jnp.int32)
-    _table_buried: jax.Array = jnp.zeros((2, NUM_KINDS), jnp.int32)
-    _table_kind: jax.Array = jnp.zeros(0, jnp.int8)
-    _table_owner: jax.Array = jnp.zeros(0, jnp.int8)
-    _discard: jax.Array = jnp.zeros(NUM_KINDS, jnp.int32)
-    _composition: jax.Array = jnp.zeros(NUM_KINDS, jnp.int32)
-    _set_aside: jax.Array = jnp.int32(0)
-    _known: jax.Array = jnp.zeros((2, NUM_KINDS), jnp.int32)
-    _unknown: jax.Array = jnp.zeros(2, jnp.int32)
-    _pile_known: jax.Array = jnp.zeros((2, NUM_KINDS), jnp.int32)
-    _pile_unknown: jax.Array = jnp.zeros(2, jnp.int32)
-    _active: jax.Array = jnp.ones(2, jnp.bool_)
-    _phase: jax.Array = jnp.int32(LEAD)
-    _leader: jax.Array = jnp.int32(0)
-    _round_card: jax.Array = jnp.full(2, -1, jnp.int32)
-    _fighting: jax.Array = jnp.full(2, -1, jnp.int32)
-    _entry: jax.Array = jnp.zeros(2, jnp.int32)
-    _participant: jax.Array = jnp.zeros(2, jnp.bool_)
-    _stuck: jax.Array = jnp.zeros(2, jnp.bool_)
-    _war_level: jax.Array = jnp.int32(0)
-    _queue: jax.Array = jnp.int32(0)
-    _bury_left: jax.Array = jnp.int32(0)
-    _commit_rest: jax.Array = jnp.int32(0)
-    _joker_value: jax.Array = jnp.int32(1)
-    _retire_level: jax.Array = jnp.int32(1)
-    _rounds: jax.Array = jnp.int32(0)
-    _shares: jax.Array = jnp.zeros(2, jnp.float32)
-    _paid: jax.Array = jnp.zeros(2, jnp.float32)
-    _early: jax.Array = jnp.zeros(2, jnp.bool_)
-    _winners: jax.Array = jnp.zeros(2, jnp.bool_)
+class State(CardState):
+    """A Battlecards position (the game arrays of the module table after Pgx's fields)."""
 
-    @property
-    def env_id(self) -> str:
-        return "battlecards_v0"
+    name: ClassVar[str] = "battlecards_v0"
+
+    _hand: jax.Array
+    _pile: jax.Array
+    _pile_n: jax.Array
+    _pile_rand: jax.Array
+    _pool: jax.Array
+    _pool_n: jax.Array
+    _face_up: jax.Array
+    _up_order: jax.Array
+    _table_up: jax.Array
+    _table_down: jax.Array
+    _table_buried: jax.Array
+    _table_kind: jax.Array
+    _table_owner: jax.Array
+    _discard: jax.Array
+    _composition: jax.Array
+    _set_aside: jax.Array
+    _known: jax.Array
+    _unknown: jax.Array
+    _pile_known: jax.Array
+    _pile_unknown: jax.Array
+    _active: jax.Array
+    _phase: jax.Array
+    _leader: jax.Array
+    _round_card: jax.Array
+    _fighting: jax.Array
+    _entry: jax.Array
+    _participant: jax.Array
+    _stuck: jax.Array
+    _war_level: jax.Array
+    _queue: jax.Array
+    _bury_left: jax.Array
+    _commit_rest: jax.Array
+    _joker_value: jax.Array
+    _retire_level: jax.Array
+    _rounds: jax.Array
+    _shares: jax.Array
+    _paid: jax.Array
+    _early: jax.Array
+    _winners: jax.Array
 
 
 class Flow(NamedTuple):
@@ -365,7 +355,9 @@ class Env(CardEnv):
         else:
             leader = jnp.int32(c.first_leader)
         g = self._start_round(g._replace(leader=leader), jnp.bool_(True))
-        return self._state(g, State(), jnp.int32(0))
+        return State(observation=jnp.zeros(OBSERVATION_SIZE, jnp.float32),
+                     legal_action_mask=jnp.zeros(NUM_KINDS, jnp.bool_), _step_count=jnp.int32(0),
+                     **self._fields(g))
 
     def _step(self, state: State, action: jax.Array, key: jax.Array) -> State:
         g = self._game(state)
@@ -374,7 +366,8 @@ class Env(CardEnv):
         g, flow = self._decide(g, flow, action.astype(jnp.int32))
         g, flow = jax.lax.while_loop(lambda c: c[1].todo != _DONE, lambda c: self._war(*c), (g, flow))
         g, flow = self._end_of_round(g, flow)
-        return self._state(g, state, state._step_count)
+        g = g._replace(queue=jnp.where(g.phase == BURY, g.queue, 0))  # only a BURY decision resumes the queue
+        return state.replace(**self._fields(g))
 
     def _legal_action_mask(self, state: State) -> jax.Array:
         """Section 8.2: the kinds in the acting player's hand (none once the game is over)."""
@@ -389,11 +382,8 @@ class Env(CardEnv):
     def _game(self, state: State) -> Game:
         return Game(**{f: getattr(state, _PGX_FIELDS.get(f, "_" + f)) for f in Game._fields})
 
-    def _state(self, g: Game, template: State, step_count: jax.Array) -> State:
-        fields = {_PGX_FIELDS.get(f, "_" + f): getattr(g, f) for f in Game._fields}
-        state = template.replace(**fields, _step_count=step_count,
-                                 observation=jnp.zeros(OBSERVATION_SIZE, jnp.float32))
-        return state.replace(legal_action_mask=self._legal_action_mask(state))
+    def _fields(self, g: Game) -> dict[str, jax.Array]:
+        return {_PGX_FIELDS.get(f, "_" + f): getattr(g, f) for f in Game._fields}
 
     def _flow(self, key: jax.Array) -> Flow:
         n = self.n
@@ -421,7 +411,9 @@ class Env(CardEnv):
         kind = jnp.where(ordered, top, drawn)
         card = _one_hot(kind, NUM_KINDS)
         shuffled = ~ordered & ~dealt
+        top_slot = seat[:, None] & (jnp.arange(self.deck_size) == count - 1)[None, :] & ordered
         g = g._replace(
+            pile=jnp.where(top_slot, 0, g.pile).astype(jnp.int8),
             pile_n=g.pile_n - (seat & ordered),
             pool=g.pool - (card & (do & dealt)),
             pool_n=g.pool_n - (seat & dealt),
@@ -433,13 +425,19 @@ class Env(CardEnv):
         """R5 RECYCLE: the face-up pile becomes the (empty) face-down pile; its contents are public (7.5)."""
         seat = _one_hot(p, self.n) & do
         won = g.face_up[p]
+        size = won.sum()
+        slots = jnp.arange(self.deck_size)
         if self.ordered:  # A11: the oldest card on top, i.e. at the end of the array
-            size = won.sum()
-            source = jnp.clip(size - 1 - jnp.arange(self.deck_size), 0, self.deck_size - 1)
-            g = g._replace(pile=jnp.where(seat[:, None], g.up_order[p][source][None, :], g.pile),
-                           pile_n=jnp.where(seat, size, g.pile_n))
-        else:
-            g = g._replace(pile_rand=jnp.where(seat[:, None], won[None, :], g.pile_rand))
+            source = jnp.clip(size - 1 - slots, 0, self.deck_size - 1)
+            row = jnp.where(slots < size, g.up_order[p][source], 0)
+            g = g._replace(pile=jnp.where(seat[:, None], row[None, :], g.pile), pile_n=jnp.where(seat, size, g.pile_n),
+                           up_order=jnp.where(seat[:, None], 0, g.up_order).astype(jnp.int8))
+        else:  # shuffled lazily (module docstring); a single card is a pile in order
+            single = size == 1
+            row = jnp.where(slots == 0, jnp.argmax(won), 0)
+            g = g._replace(pile=jnp.where(seat[:, None] & single, row[None, :], g.pile).astype(jnp.int8),
+                           pile_n=jnp.where(seat & single, 1, g.pile_n),
+                           pile_rand=jnp.where(seat[:, None] & ~single, won[None, :], g.pile_rand))
         rows = seat[:, None] * won[None, :]
         g = g._replace(known=g.known + rows, pile_known=g.pile_known + rows,
                        face_up=jnp.where(seat[:, None], 0, g.face_up))
@@ -652,7 +650,9 @@ class Env(CardEnv):
         zeros = jnp.zeros_like(g.table_up)
         g = g._replace(rounds=g.rounds + end, table_up=jnp.where(end, zeros, g.table_up),
                        table_down=jnp.where(end, zeros, g.table_down),
-                       table_buried=jnp.where(end, zeros, g.table_buried))
+                       table_buried=jnp.where(end, zeros, g.table_buried),
+                       table_kind=jnp.where(end, 0, g.table_kind).astype(jnp.int8),
+                       table_owner=jnp.where(end, 0, g.table_owner).astype(jnp.int8))
         for i in range(n):  # A34: clockwise from the next leader
             p = (g.leader + i) % n
             g, flow = self._fill(g, flow, p, end & g.active[p])
@@ -812,7 +812,7 @@ class Env(CardEnv):
         seats = jnp.arange(n)
         in_war = g.entry > 0
         seat_rows = jnp.concatenate([
-            g.active[:, None], (seats == g.leader)[:, None], (seats == g.current)[:, None],
+            g.active[:, None], (seats == g.leader)[:, None], ((seats == g.current) & (g.phase != OVER))[:, None],
             g.hand.sum(1)[:, None], self._pile_sizes(g)[:, None], g.face_up.sum(1)[:, None], g.face_up,
             jnp.where(g.round_card >= 0, g.round_card, _NONE_KIND)[:, None] == np.arange(NUM_KINDS + 1)[None, :],
             (g.participant & in_war)[:, None], (g.stuck & in_war)[:, None], g.entry[:, None],
@@ -845,7 +845,7 @@ class Env(CardEnv):
 
     # -- Python positions ----------------------------------------------------------------------------------
 
-    def _game_fields(self, s: BattlecardsState) -> dict[str, Any]:
+    def _game_fields(self, s: BattlecardsState, seed: tuple[int, ...]) -> dict[str, np.ndarray]:
         n, size = self.n, self.deck_size
         kinds = np.asarray(KIND, np.int32)
 
