@@ -498,8 +498,8 @@ class Env(CardEnv):
             g, flow, placed = carry
             g = self._recycle(g, p, self._pile_sizes(g)[p] == 0)
             g, flow, kind = self._take_top(g, flow, p, jnp.bool_(True))
-            g = g._replace(table_down=g.table_down + (_one_hot(p, self.n)[:, None] & _one_hot(kind, NUM_KINDS)))
             g = self._append_table(g, p, kind, jnp.bool_(True))
+            g = g._replace(table_down=g.table_down + (_one_hot(p, self.n)[:, None] & _one_hot(kind, NUM_KINDS)))
             return g, flow, placed + 1
 
         g, flow, _ = jax.lax.while_loop(pending, place, (g, flow, jnp.int32(0)))
