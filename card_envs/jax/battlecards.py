@@ -123,6 +123,7 @@ MAX_SEATS = 6
 _NONE_KIND = NUM_KINDS  # the "none" entry of a kind one-hot
 _KINDS = np.arange(NUM_KINDS, dtype=np.int32)
 _KINDS_OR_NONE = np.arange(NUM_KINDS + 1, dtype=np.int32)
+_UPPER = np.triu(np.ones((NUM_KINDS, NUM_KINDS), np.int32))  # _UPPER[i, j] = 1 where i <= j
 _BEYOND = MAX_SEATS + 1  # an entry position above every participant's
 # what the war procedure has left to do after a decision
 _DONE, _RESOLVE, _COMMIT = 0, 1, 2
@@ -242,6 +243,15 @@ class Flow(NamedTuple):
     over_set: Any  #: its winner set
 
 
+class Moves(NamedTuple):
+    """Cards a step moves from the face-down piles (per seat): see ``Env._move``."""
+
+    recycle_first: Any  #: recycle before drawing (hand and pile empty, R6 / R11a)
+    to_hand: Any
+    to_table: Any
+    rest: Any
+
+
 # -- small helpers ----------------------------------------------------------------------------------------
 
 
@@ -277,11 +287,15 @@ def _below(words: jax.Array, bound: jax.Array) -> jax.Array:
     return jnp.minimum((unit * bound.astype(jnp.float32)).astype(jnp.int32), jnp.maximum(bound - 1, 0))
 
 
-def _sample(words: jax.Array, counts: jax.Array) -> jax.Array:
-    """A uniformly random card of each per-kind multiset of ``counts`` (..., 14), as a one-hot row."""
-    cumulative = jnp.cumsum(counts, axis=-1)
-    r = _below(words, cumulative[..., -1])[..., None]
-    return (cumulative > r) & (cumulative - counts <= r)
+def _running_total(counts: jax.Array) -> jax.Array:
+    """Cumulative sums over the 14 kinds (a broadcast sum: XLA's CPU cumsum is slow for short rows)."""
+    return (counts[..., :, None] * _UPPER).sum(-2)
+
+
+def _sample(words: jax.Array, running: jax.Array) -> jax.Array:
+    """The kind of a uniformly random card of each per-kind multiset, given by its running totals
+    (:func:`_running_total`): the first kind whose running total exceeds a uniform index."""
+    return (running <= _below(words, running[..., -1])[..., None]).sum(-1)
 
 
 def _value(kind: jax.Array, joker_value: jax.Array) -> jax.Array:
@@ -330,19 +344,13 @@ class Env(CardEnv):
         flow = self._flow(deal_key)
         k = size // n
         dealt = min(c.hand_size, k)
-        # 3.2: a uniform permutation (each card's position = the rank of its random key); 3.3: position i
-        # goes to player i mod N, the first card a player receives is the top of its pile; 3.4: the hand
-        _, words = _words(flow, (size,))
-        index = np.arange(size)
-        position = ((words[None, :] < words[:, None]) | ((words[None, :] == words[:, None])
-                                                         & (index[None, :] < index[:, None]))).sum(1)
-        owner, depth = position % n, position // n
-        in_hand = (depth < dealt) & (position < n * k)
-        hand = ((owner[:, None] == np.arange(n)) & in_hand[:, None]).T.astype(jnp.int32) @ (
-            self.deck_kinds[:, None] == _KINDS).astype(jnp.int32)
-        in_pile = (depth >= dealt) & (position < n * k)
-        slot = jnp.where(in_pile, k - 1 - depth, size)  # top (depth ``dealt``) at index k - dealt - 1
-        pile = jnp.zeros((n, size), jnp.int8).at[owner, slot].set(self.deck_kinds.astype(np.int8), mode="drop")
+        deck = self._shuffled_deck(flow)  # 3.2: kinds, index 0 = top
+        # 3.3: card i goes to player i mod N, the first card a player receives is the top of its pile (A3);
+        # 3.4: the first ``dealt`` cards of each pile go to the hand (A7); the rest is set aside (A4)
+        received = np.arange(n)[:, None] + n * np.arange(k)[None, :]  # (N, k): deck index, top first
+        hand = _kind_counts(deck[received[:, :dealt]])
+        below_top = received[:, dealt:][:, ::-1]  # the pile, bottom first: the top at index k - dealt - 1
+        pile = jnp.zeros((n, size), jnp.int8).at[:, :k - dealt].set(deck[below_top].astype(jnp.int8))
         zeros = jnp.zeros((n, NUM_KINDS), jnp.int32)
         leader = (jax.random.randint(leader_key, (), 0, n, jnp.int32) if c.first_leader is None  # A5
                   else jnp.int32(c.first_leader))
@@ -368,14 +376,37 @@ class Env(CardEnv):
                      legal_action_mask=jnp.zeros(NUM_KINDS, jnp.bool_), _step_count=jnp.int32(0),
                      **self._fields(g))
 
+    def _shuffled_deck(self, flow: Flow) -> jax.Array:
+        """The kinds of a uniformly shuffled deck: each position a uniformly random card of those left."""
+        size = self.deck_size
+        _, words = _words(flow, (size,))
+
+        def place(i: jax.Array, carry: tuple[jax.Array, jax.Array]) -> tuple[jax.Array, jax.Array]:
+            running, deck = carry
+            kind = _sample(words[i], running)
+            return running - (_KINDS >= kind), deck.at[i].set(kind)
+
+        running = jnp.asarray(np.cumsum(self.composition).astype(np.int32))
+        return jax.lax.fori_loop(0, size, place, (running, jnp.zeros(size, jnp.int32)))[1]
+
     def _step(self, state: State, action: jax.Array, key: jax.Array) -> State:
-        g = self._game(state)._replace(rewards=jnp.zeros(self.n, jnp.float32))
+        n = self.n
+        g = self._game(state)._replace(rewards=jnp.zeros(n, jnp.float32))
         g, flow = self._decide(g, self._flow(key), action.astype(jnp.int32))
-        if self.retire:  # commitments one by one (the retirement level moves with every recycle)
-            g, flow = jax.lax.while_loop(lambda c: c[1].todo != _DONE, lambda c: self._war(*c), (g, flow))
-        else:  # one pass: every commitment up to the next BURY decision at once
-            g, flow = self._war(g, flow)
-        g = self._end_of_round(g, flow)
+        if self.retire:  # one commitment at a time: the retirement level moves with every recycle (R21)
+            g, flow = jax.lax.while_loop(lambda c: c[1].todo != _DONE, lambda c: self._war(*c)[:2], (g, flow))
+            g, flow = self._close_round(g, flow)
+            for i in range(n):  # A34: clockwise from the next leader; one card at a time
+                p = (g.leader + i) % n
+                g, flow = self._fill_retiring(g, flow, p, flow.end_round & g.active[p])
+        else:  # one pass: either the commitments up to the next BURY decision, or the end of the round
+            g, flow, moves = self._war(g, flow)
+            g, flow = self._close_round(g, flow)
+            moves = jax.tree.map(lambda refill, war: jnp.where(flow.end_round, refill, war),
+                                 self._refill_moves(g, flow.end_round), moves)
+            g = self._recycle(g, moves.recycle_first)
+            g, flow, _ = self._move(g, flow, moves.to_hand, moves.to_table, moves.rest)
+        g = self._after_refill(g, flow)
         g = g._replace(queue=jnp.where(g.phase == BURY, g.queue, 0))  # only a BURY decision resumes the queue
         return state.replace(**self._fields(g))
 
@@ -400,7 +431,7 @@ class Env(CardEnv):
                     resume=jnp.bool_(False), end_round=jnp.bool_(False), winner=jnp.int32(0),
                     tie=jnp.bool_(False), over=jnp.bool_(False), over_set=jnp.zeros(self.n, jnp.bool_))
 
-    # -- card movements (R4-R6), for every seat at once ---------------------------------------------------
+    # -- card movements (R4-R6, R11), for every seat at once -------------------------------------------------
 
     def _pile_sizes(self, g: Game) -> jax.Array:
         return g.pile_n + g.pile_rand.sum(1)
@@ -409,65 +440,107 @@ class Env(CardEnv):
         """``c_p``: hand + face-down pile + face-up pile."""
         return g.hand.sum(1) + self._pile_sizes(g) + g.face_up.sum(1)
 
-    def _take(self, g: Game, flow: Flow, count: jax.Array, most: int) -> tuple[Game, Flow, jax.Array, jax.Array]:
-        """``count[p]`` (at most ``most``, at most the pile) cards leave the top of each face-down pile.
-        Returns the cards per seat and kind, and (ordered piles) their kinds top first, -1 padded."""
-        j = np.arange(most)
-        ordered = jnp.minimum(count, g.pile_n)
-        tops = jnp.take_along_axis(g.pile, jnp.clip(g.pile_n[:, None] - 1 - j, 0, self.deck_size - 1), axis=1)
-        kinds = jnp.where(j < ordered[:, None], tops.astype(jnp.int32), -1)
+    def _table_size(self, g: Game) -> jax.Array:
+        return (g.table_up + g.table_down + g.table_buried).sum()
+
+    def _recycled_piles(self, g: Game) -> jax.Array:
+        """Every seat's face-up pile as an ordered face-down pile: oldest card on top (A11), i.e. last."""
         slots = np.arange(self.deck_size)
-        taken = (slots >= (g.pile_n - ordered)[:, None]) & (slots < g.pile_n[:, None])
-        cards = _kind_counts(kinds)
-        g = g._replace(pile=jnp.where(taken, 0, g.pile).astype(jnp.int8), pile_n=g.pile_n - ordered)
-        if self.ordered:  # no pile is ever shuffled
-            return g, flow, cards, kinds
-        # a shuffled pile: all of it, or one uniformly random card after another (module docstring)
-        wanted = count - ordered
-        whole = wanted >= g.pile_rand.sum(1)
-        cards = cards + jnp.where(whole[:, None], g.pile_rand, 0)
-        left = jnp.where(whole[:, None], 0, g.pile_rand)
-        partial = jnp.where(whole, 0, wanted)
+        size = g.face_up.sum(1)[:, None]
+        source = jnp.clip(size - 1 - slots, 0, self.deck_size - 1)
+        return jnp.where(slots < size, jnp.take_along_axis(g.up_order, source, axis=1), 0).astype(jnp.int8)
 
-        def draw(carry: tuple[jax.Array, jax.Array, Flow, jax.Array]) -> tuple:
-            left, drawn, flow, i = carry
-            flow, words = _words(flow, (self.n,))
-            card = _sample(words, left) & (i < partial)[:, None]
-            return left - card, drawn + card, flow, i + 1
-
-        left, drawn, flow, _ = jax.lax.while_loop(lambda c: (c[3] < partial).any(), draw,
-                                                  (left, cards * 0, flow, jnp.int32(0)))
-        return g._replace(pile_rand=left), flow, cards + drawn, kinds
-
-    def _recycle(self, g: Game, who: jax.Array) -> Game:
-        """R5 RECYCLE for the seats ``who`` (empty face-down piles): the face-up pile becomes the face-down
-        pile, shuffled (lazily) or in chronological order, oldest on top (A11); its contents are public (7.5)."""
-        won = g.face_up
-        rows = who[:, None]
+    def _recycled(self, g: Game, who: jax.Array) -> Game:
+        """The bookkeeping of R5 RECYCLE for the seats ``who`` once their piles are replaced: the face-up
+        pile is emptied, its contents become public (7.5), and R21 retires the next rank."""
+        public = g.face_up * who[:, None]
+        g = g._replace(known=g.known + public, pile_known=g.pile_known + public,
+                       face_up=jnp.where(who[:, None], 0, g.face_up))
         if self.ordered:
-            size = won.sum(1)
-            slots = np.arange(self.deck_size)
-            source = jnp.clip(size[:, None] - 1 - slots, 0, self.deck_size - 1)
-            pile = jnp.where(slots < size[:, None], jnp.take_along_axis(g.up_order, source, axis=1), 0)
-            g = g._replace(pile=jnp.where(rows, pile, g.pile).astype(jnp.int8), pile_n=jnp.where(who, size, g.pile_n),
-                           up_order=jnp.where(rows, 0, g.up_order).astype(jnp.int8))
-        else:
-            g = g._replace(pile_rand=jnp.where(rows, won, g.pile_rand))
-        public = won * rows
-        g = g._replace(known=g.known + public, pile_known=g.pile_known + public, face_up=jnp.where(rows, 0, won))
-        if self.retire:  # R21: every recycle retires the next rank
+            g = g._replace(up_order=jnp.where(who[:, None], 0, g.up_order).astype(jnp.int8))
+        if self.retire:
             g = g._replace(retire_level=jnp.minimum(g.retire_level + who.sum(), self.config.retire_max_rank))
         return g
 
-    def _fill(self, g: Game, flow: Flow, who: jax.Array) -> tuple[Game, Flow]:
-        """R6 FILL for the seats ``who``, all at once (without retirement a fill is one draw of up to
-        ``hand_size`` cards, after a recycle if hand and pile are both empty)."""
-        in_hand = g.hand.sum(1)
-        g = self._recycle(g, who & (in_hand == 0) & (self._pile_sizes(g) == 0) & (g.face_up.sum(1) > 0))
-        count = jnp.where(who, jnp.minimum(self.config.hand_size - in_hand, self._pile_sizes(g)), 0)
-        g, flow, drawn, _ = self._take(g, flow, count, self.config.hand_size)
-        pile_known, pile_unknown = _take_known(g.pile_known, g.pile_unknown, drawn)
-        return g._replace(hand=g.hand + drawn, pile_known=pile_known, pile_unknown=pile_unknown), flow
+    def _recycle(self, g: Game, who: jax.Array) -> Game:
+        """R5 RECYCLE for the seats ``who`` (their face-down piles are empty): the face-up pile becomes the
+        face-down pile, shuffled (lazily, module docstring) or in chronological order (A11)."""
+        rows = who[:, None]
+        if self.ordered:
+            g = g._replace(pile=jnp.where(rows, self._recycled_piles(g), g.pile).astype(jnp.int8),
+                           pile_n=jnp.where(who, g.face_up.sum(1), g.pile_n))
+        else:
+            g = g._replace(pile_rand=jnp.where(rows, g.face_up, g.pile_rand))
+        return self._recycled(g, who)
+
+    def _move(self, g: Game, flow: Flow, to_hand: jax.Array, to_table: jax.Array,
+              rest: jax.Array) -> tuple[Game, Flow, jax.Array]:
+        """Cards leave the top of each seat's face-down pile one at a time: ``to_hand[p]`` into the hand
+        (R4 DRAW, no retirement), then ``to_table[p]`` face down onto the table (R11b); then, where ``rest[p]``
+        more face-down cards are owed (the pile is empty by then), the face-up pile is recycled and up to
+        ``rest[p]`` of its cards follow (R11d). Every seat at once; seats place in reverse entry order (R23).
+        Returns the cards drawn into each hand, per kind.
+
+        A pile's top card is the last of the ordered pile, or a uniformly random card of the shuffled one
+        (``_pile_rand``, kept as running totals in the loop). The loop carries only the piles."""
+        n, size = self.n, self.deck_size
+        up = g.face_up.sum(1)
+        total = to_hand + to_table + jnp.where(rest > 0, jnp.minimum(rest, up), 0)
+        slots = np.arange(size)
+        if self.ordered:  # R23: position of the i-th card moved by each seat, if it goes to the table
+            placed = total - to_hand
+            first = self._table_size(g) + ((g.entry[None, :] > g.entry[:, None]) * placed[None, :]).sum(1)
+            position = first - to_hand
+            recycled_pile, recycled_running = self._recycled_piles(g), jnp.zeros((n, NUM_KINDS), jnp.int32)
+        else:
+            recycled_pile, recycled_running = g.pile, _running_total(g.face_up)
+
+        def move(carry: tuple) -> tuple:
+            pile, pile_n, running, recycled, drawn, placed_cards, table_kind, table_owner, flow, i = carry
+            wanted = i < total
+            recycle = wanted & (pile_n + running[:, -1] == 0)  # R11d: only once the old pile is empty
+            pile = jnp.where(recycle[:, None], recycled_pile, pile)
+            pile_n = jnp.where(recycle, up if self.ordered else 0, pile_n)
+            running = jnp.where(recycle[:, None], recycled_running, running)
+            in_order = pile_n > 0
+            kind = jnp.take_along_axis(pile, jnp.maximum(pile_n - 1, 0)[:, None], axis=1)[:, 0].astype(jnp.int32)
+            if not self.ordered:  # a shuffled pile: a uniformly random card of it
+                flow, words = _words(flow, (n,))
+                shuffled = jnp.where(in_order, NUM_KINDS, _sample(words, running))
+                running = running - ((_KINDS >= shuffled[:, None]) & wanted[:, None])
+                kind = jnp.where(in_order, kind, shuffled)
+            pile_n = pile_n - (wanted & in_order)
+            card = (kind[:, None] == _KINDS) & wanted[:, None]
+            to_the_hand = (i < to_hand)[:, None]
+            if self.ordered:
+                at = jnp.where(wanted & (i >= to_hand), position + i, size)
+                table_kind = table_kind.at[at].set(kind.astype(jnp.int8), mode="drop")
+                table_owner = table_owner.at[at].set(np.arange(n, dtype=np.int8), mode="drop")
+            return (pile, pile_n, running, recycled | recycle, drawn + (card & to_the_hand),
+                    placed_cards + (card & ~to_the_hand), table_kind, table_owner, flow, i + 1)
+
+        zeros = jnp.zeros((n, NUM_KINDS), jnp.int32)
+        start = (g.pile, g.pile_n, _running_total(g.pile_rand), jnp.zeros(n, jnp.bool_), zeros, zeros,
+                 g.table_kind, g.table_owner, flow, jnp.int32(0))
+        pile, pile_n, running, recycled, drawn, placed_cards, table_kind, table_owner, flow, _ = jax.lax.while_loop(
+            lambda c: (c[-1] < total).any(), move, start)
+        pile_rand = running - jnp.concatenate([jnp.zeros((n, 1), jnp.int32), running[:, :-1]], axis=1)
+        pile_known, pile_unknown = _take_known(g.pile_known, g.pile_unknown, drawn)  # drawn before any recycle
+        g = g._replace(pile=jnp.where(slots < pile_n[:, None], pile, 0).astype(jnp.int8), pile_n=pile_n,
+                       pile_rand=pile_rand, hand=g.hand + drawn, table_down=g.table_down + placed_cards,
+                       table_kind=table_kind, table_owner=table_owner, pile_known=pile_known,
+                       pile_unknown=pile_unknown)
+        return self._recycled(g, recycled), flow, drawn
+
+    def _refill_moves(self, g: Game, end: jax.Array) -> Moves:
+        """R16.2 FILL of every active seat (without retirement: a recycle if hand and pile are empty, then
+        one draw of up to ``hand_size`` cards, R6)."""
+        in_hand, pile = g.hand.sum(1), self._pile_sizes(g)
+        who = end & g.active
+        recycle = who & (in_hand == 0) & (pile == 0)
+        pile = jnp.where(recycle, g.face_up.sum(1), pile)
+        zero = jnp.zeros(self.n, jnp.int32)
+        return Moves(recycle, jnp.where(who, jnp.minimum(self.config.hand_size - in_hand, pile), 0), zero, zero)
 
     def _fill_retiring(self, g: Game, flow: Flow, p: jax.Array, do: jax.Array) -> tuple[Game, Flow]:
         """R6 FILL of seat ``p`` (when ``do``) with R21: one card at a time (a retired card is revealed and
@@ -483,40 +556,13 @@ class Env(CardEnv):
         def draw(carry: tuple[Game, Flow]) -> tuple[Game, Flow]:
             g, flow = carry
             g = self._recycle(g, seat & (self._pile_sizes(g) == 0))
-            g, flow, drawn, _ = self._take(g, flow, seat.astype(jnp.int32), 1)
-            pile_known, pile_unknown = _take_known(g.pile_known, g.pile_unknown, drawn)
+            g, flow, drawn = self._move(g, flow, seat.astype(jnp.int32), seat * 0, seat * 0)
             retired = drawn * ((_KINDS != JOKER_KIND) & (_KINDS + 2 <= g.retire_level))
             known, unknown = _take_known(g.known, g.unknown, retired)  # revealed to everyone (R4)
-            return g._replace(hand=g.hand + drawn - retired, discard=g.discard + retired.sum(0), known=known,
-                              unknown=unknown, pile_known=pile_known, pile_unknown=pile_unknown), flow
+            return g._replace(hand=g.hand - retired, discard=g.discard + retired.sum(0), known=known,
+                              unknown=unknown), flow
 
         return jax.lax.while_loop(lambda c: pending(c[0]), draw, (g, flow))
-
-    def _place_face_down(self, g: Game, flow: Flow, count: jax.Array, rest: jax.Array) -> tuple[Game, Flow]:
-        """R11b: ``count[p]`` cards from the top of each pile to the table face down; R11d: then, where
-        ``rest[p]`` more are owed (the pile is then empty), the face-up pile is recycled and up to ``rest``
-        cards follow from it. Seats place in reverse entry order (R23)."""
-        most = self.config.war_facedown_count
-        g, flow, first, first_kinds = self._take(g, flow, count, most)
-        g = self._recycle(g, (rest > 0) & (g.face_up.sum(1) > 0))
-        g, flow, second, second_kinds = self._take(g, flow, jnp.minimum(rest, self._pile_sizes(g)), most)
-        if self.ordered:  # R23: seat by seat in reverse entry order; pile cards, then recycled ones
-            placed = (first_kinds >= 0).sum(1) + (second_kinds >= 0).sum(1)
-            before = ((g.entry[None, :] > g.entry[:, None]) * placed[None, :]).sum(1)
-            start = self._table_size(g) + before
-            j = np.arange(most)
-            at = jnp.concatenate([jnp.where(first_kinds >= 0, start[:, None] + j, self.deck_size),
-                                  jnp.where(second_kinds >= 0, start[:, None] + (first_kinds >= 0).sum(1)[:, None] + j,
-                                            self.deck_size)], axis=1)
-            owners = jnp.broadcast_to(jnp.arange(self.n)[:, None], at.shape)
-            g = g._replace(
-                table_kind=g.table_kind.at[at].set(jnp.concatenate([first_kinds, second_kinds], 1).astype(jnp.int8),
-                                                   mode="drop"),
-                table_owner=g.table_owner.at[at].set(owners.astype(jnp.int8), mode="drop"))
-        return g._replace(table_down=g.table_down + first + second), flow
-
-    def _table_size(self, g: Game) -> jax.Array:
-        return (g.table_up + g.table_down + g.table_buried).sum()
 
     # -- decisions (R7, R11c, R12) ---------------------------------------------------------------------
 
@@ -567,10 +613,11 @@ class Env(CardEnv):
 
     # -- the war (R8-R13) ------------------------------------------------------------------------------
 
-    def _war(self, g: Game, flow: Flow) -> tuple[Game, Flow]:
+    def _war(self, g: Game, flow: Flow) -> tuple[Game, Flow, Moves]:
         """The automatic part of a round after a decision: resolve the round or the level (R8 / R13), start
         a level (R10), the face-down phase up to the next BURY decision (R11) and the start of the face-up
-        phase (R12). Without retirement one pass does it all; with it, one commitment per pass."""
+        phase (R12). Without retirement one pass does it all and returns the card movements of the
+        commitments (made by the step); with it, one commitment per pass, its cards moved here."""
         c, n = self.config, self.n
         facedown = c.war_facedown_count
         # R8 / R13: the highest fighting card among those who played (round) or the participants (level)
@@ -606,23 +653,33 @@ class Env(CardEnv):
         resumed = _one_hot(g.current, n) & resume  # the seat that made its BURY decisions
         queue = jnp.where(start, _BEYOND, jnp.where(resume, (g.entry * resumed).sum(), g.queue))
         waiting = commit & g.participant & ~g.stuck & (g.entry < queue)
-        if self.retire:
+        in_hand = g.hand.sum(1)
+        empty_hand = in_hand == 0
+        if self.retire:  # the next seat only (after a BURY decision: that seat's commitment only)
             now = waiting & (g.entry == jnp.where(waiting, g.entry, 0).max()) & ~resume
-        else:  # everyone down to the first seat that will owe BURY decisions
-            now = waiting & (g.entry >= jnp.where(waiting & (self._burials_ahead(g) > 0), g.entry, 0).max())
-        empty = now & (g.hand.sum(1) == 0)
-        if self.retire:  # R11a / A19: the only drawing allowed during a war
-            g, flow = self._fill_retiring(g, flow, jnp.argmax(empty), empty.any())
-        else:
-            g, flow = self._fill(g, flow, empty)
-        turned_stuck = empty & (g.hand.sum(1) == 0)  # every drawn card was retired
-        now = now & ~turned_stuck
-        from_pile = jnp.where(now, jnp.minimum(facedown, self._pile_sizes(g)), 0)  # R11b
+            g, flow = self._fill_retiring(g, flow, jnp.argmax(now), (now & empty_hand).any())  # R11a / A19
+            turned_stuck = now & (g.hand.sum(1) == 0)  # every drawn card was retired
+            now = now & ~turned_stuck
+            to_hand = jnp.zeros(n, jnp.int32)
+            recycle_first = jnp.zeros(n, jnp.bool_)
+            in_hand = g.hand.sum(1)
+            pile = self._pile_sizes(g)
+        else:  # every seat down to the first one that will owe BURY decisions; R11a draws are moved later
+            drawn, pile = self._war_fill(g)
+            now = waiting & (g.entry >= jnp.where(waiting & (self._burials(in_hand + drawn, pile) > 0), g.entry,
+                                                  0).max())
+            turned_stuck = jnp.zeros(n, jnp.bool_)
+            to_hand = jnp.where(now & empty_hand, drawn, 0)
+            recycle_first = now & empty_hand & (self._pile_sizes(g) == 0)
+            in_hand = in_hand + to_hand
+        from_pile = jnp.where(now, jnp.minimum(facedown, pile), 0)  # R11b
         short = jnp.where(now, facedown - from_pile, 0)
-        burials = jnp.where(short > 0, jnp.clip(jnp.minimum(short, g.hand.sum(1) - 1), 0), 0)  # R11c / A17
-        buries = now & (burials > 0)
-        rest = jnp.where(now & ~buries, short, 0) + jnp.where(resumed, g.commit_rest, 0)
-        g, flow = self._place_face_down(g, flow, from_pile, rest)
+        burials = jnp.where(now, self._burials(in_hand, pile), 0)
+        buries = burials > 0
+        moves = Moves(recycle_first, to_hand, from_pile,
+                      jnp.where(now & ~buries, short, 0) + jnp.where(resumed, g.commit_rest, 0))
+        if self.retire:
+            g, flow, _ = self._move(g, flow, moves.to_hand, moves.to_table, moves.rest)
         buryer = jnp.argmax(buries)
         processed = now | turned_stuck
         g = g._replace(
@@ -640,43 +697,44 @@ class Env(CardEnv):
         g = g._replace(phase=jnp.where(ready & anyone, WAR_UP, g.phase),
                        current=jnp.where(ready & anyone, first, g.current))
         todo = jnp.where(more, _COMMIT, jnp.where(ready & ~anyone, _RESOLVE, _DONE))  # all stuck: resolve again
-        return g, flow._replace(todo=todo.astype(jnp.int32), resume=jnp.bool_(False))
+        return g, flow._replace(todo=todo.astype(jnp.int32), resume=jnp.bool_(False)), moves
 
-    def _burials_ahead(self, g: Game) -> jax.Array:
-        """BURY decisions each seat would owe if it committed now (R11a-c; exact without retirement: a
-        hand-empty fill draws ``min(hand_size, pile)``, or recycles and draws ``min(hand_size, face-up)``)."""
-        c = self.config
-        in_hand, pile, won = g.hand.sum(1), self._pile_sizes(g), g.face_up.sum(1)
+    def _war_fill(self, g: Game) -> tuple[jax.Array, jax.Array]:
+        """R11a without retirement, for every seat whose hand is empty: the cards FILL would draw (all of a
+        pile up to ``hand_size``, or of the recycled face-up pile), and the face-down pile left after it."""
+        pile, won = self._pile_sizes(g), g.face_up.sum(1)
         source = jnp.where(pile > 0, pile, won)
-        drawn = jnp.where(in_hand == 0, jnp.minimum(c.hand_size, source), 0)
-        pile = jnp.where(in_hand == 0, source - drawn, pile)
-        short = c.war_facedown_count - jnp.minimum(c.war_facedown_count, pile)
-        return jnp.where(short > 0, jnp.clip(jnp.minimum(short, in_hand + drawn - 1), 0), 0)
+        drawn = jnp.where(g.hand.sum(1) == 0, jnp.minimum(self.config.hand_size, source), 0)
+        return drawn, jnp.where(g.hand.sum(1) == 0, source - drawn, pile)
+
+    def _burials(self, in_hand: jax.Array, pile: jax.Array) -> jax.Array:
+        """R11c / A17: BURY decisions owed with this hand and face-down pile (one card is always kept)."""
+        short = self.config.war_facedown_count - jnp.minimum(self.config.war_facedown_count, pile)
+        return jnp.where(short > 0, jnp.clip(jnp.minimum(short, in_hand - 1), 0), 0)
 
     # -- the end of a round (R14-R19) -------------------------------------------------------------------
 
-    def _end_of_round(self, g: Game, flow: Flow) -> Game:
-        c, n = self.config, self.n
+    def _close_round(self, g: Game, flow: Flow) -> tuple[Game, Flow]:
+        """R14 / R15 and R16.1 (when the round ends): the face-down cards are revealed, the table goes to
+        its winner (or is shared after a last-card tie), and the table is cleared."""
         end = flow.end_round
-        # A12: every face-down card is revealed
-        known, unknown = _take_known(g.known, g.unknown, (g.table_down + g.table_buried) * end)
+        known, unknown = _take_known(g.known, g.unknown, (g.table_down + g.table_buried) * end)  # A12
         pile_known, pile_unknown = _take_known(g.pile_known, g.pile_unknown, g.table_down * end)
         g = g._replace(known=known, unknown=unknown, pile_known=pile_known, pile_unknown=pile_unknown)
         g = self._win_round(g, end & ~flow.tie, flow.winner)
         g, flow = self._last_card_tie(g, flow)
-        # R16
         zeros = jnp.zeros_like(g.table_up)
-        g = g._replace(rounds=g.rounds + end, table_up=jnp.where(end, zeros, g.table_up),
-                       table_down=jnp.where(end, zeros, g.table_down),
-                       table_buried=jnp.where(end, zeros, g.table_buried),
-                       table_kind=jnp.where(end, 0, g.table_kind).astype(jnp.int8),
-                       table_owner=jnp.where(end, 0, g.table_owner).astype(jnp.int8))
-        if self.retire:  # A34: clockwise from the next leader (the order matters with retirement)
-            for i in range(n):
-                p = (g.leader + i) % n
-                g, flow = self._fill_retiring(g, flow, p, end & g.active[p])
-        else:
-            g, flow = self._fill(g, flow, end & g.active)
+        return g._replace(rounds=g.rounds + end, table_up=jnp.where(end, zeros, g.table_up),
+                          table_down=jnp.where(end, zeros, g.table_down),
+                          table_buried=jnp.where(end, zeros, g.table_buried),
+                          table_kind=jnp.where(end, 0, g.table_kind).astype(jnp.int8),
+                          table_owner=jnp.where(end, 0, g.table_owner).astype(jnp.int8)), flow
+
+    def _after_refill(self, g: Game, flow: Flow) -> Game:
+        """R16.3-R16.7 (when the round ended) and R18 / R19: eliminations, shaping, the end of the game or
+        truncation, the next leader and round."""
+        c = self.config
+        end = flow.end_round
         held = self._held(g)
         out = end & g.active & (held == 0)  # R17
         g = g._replace(active=g.active & ~out)
@@ -737,14 +795,14 @@ class Env(CardEnv):
         else:  # one uniformly random card after another (a shuffled deal)
 
             def deal(carry: tuple[jax.Array, jax.Array, Flow, jax.Array]) -> tuple:
-                face_up, left, flow, i = carry
+                face_up, running, flow, i = carry
                 flow, words = _words(flow, ())
-                card = _sample(words, left)
+                kind = _sample(words, running)
                 to = tied & (rotation == jnp.where(i < dealt, i % size, 0))
-                return face_up + (to[:, None] & card), left - card, flow, i + 1
+                return face_up + (to[:, None] & (_KINDS == kind)), running - (_KINDS >= kind), flow, i + 1
 
             face_up, _, flow, _ = jax.lax.while_loop(lambda c: c[3] < total, deal,
-                                                     (face_up, others, flow, jnp.int32(0)))
+                                                     (face_up, _running_total(others), flow, jnp.int32(0)))
         jv = g.joker_value
         if self.config.jokers:  # A28: jv := the tied value
             jv = jnp.where(tie, _value(g.fighting[first], g.joker_value), jv)
