@@ -328,6 +328,8 @@ class Env(CardEnv):
         #: recycles and the tie deal keep chronological order: piles, face-up piles and the table in order
         self.ordered = not c.shuffle_mid_game
         self.retire = c.retire_lowest_on_flip
+        #: the most cards a seat moves in one step: a hand-empty war fill and a commitment (R11a-d), or a refill
+        self._most = c.hand_size + c.war_facedown_count
         self.deck_kinds = np.asarray(KIND, np.int32)[sorted_deck(c.jokers)]
         self.composition = np.bincount(self.deck_kinds, minlength=NUM_KINDS).astype(np.int32)
         if c.max_rounds is not None and c.max_rounds <= 1 << 16:
@@ -405,7 +407,7 @@ class Env(CardEnv):
             moves = jax.tree.map(lambda refill, war: jnp.where(flow.end_round, refill, war),
                                  self._refill_moves(g, flow.end_round), moves)
             g = self._recycle(g, moves.recycle_first)
-            g, flow, _ = self._move(g, flow, moves.to_hand, moves.to_table, moves.rest)
+            g, flow, _ = self._move(g, flow, moves.to_hand, moves.to_table, moves.rest, self._most)
         g = self._after_refill(g, flow)
         g = g._replace(queue=jnp.where(g.phase == BURY, g.queue, 0))  # only a BURY decision resumes the queue
         return state.replace(**self._fields(g))
@@ -473,62 +475,69 @@ class Env(CardEnv):
             g = g._replace(pile_rand=jnp.where(rows, g.face_up, g.pile_rand))
         return self._recycled(g, who)
 
-    def _move(self, g: Game, flow: Flow, to_hand: jax.Array, to_table: jax.Array,
-              rest: jax.Array) -> tuple[Game, Flow, jax.Array]:
-        """Cards leave the top of each seat's face-down pile one at a time: ``to_hand[p]`` into the hand
-        (R4 DRAW, no retirement), then ``to_table[p]`` face down onto the table (R11b); then, where ``rest[p]``
-        more face-down cards are owed (the pile is empty by then), the face-up pile is recycled and up to
-        ``rest[p]`` of its cards follow (R11d). Every seat at once; seats place in reverse entry order (R23).
-        Returns the cards drawn into each hand, per kind.
+    def _move(self, g: Game, flow: Flow, to_hand: jax.Array, to_table: jax.Array, rest: jax.Array,
+              most: int) -> tuple[Game, Flow, jax.Array]:
+        """Cards leave the top of each seat's face-down pile: ``to_hand[p]`` into the hand (R4 DRAW, no
+        retirement), then ``to_table[p]`` face down onto the table (R11b); then, where ``rest[p]`` more
+        face-down cards are owed (the pile is empty by then), the face-up pile is recycled (R5) and up to
+        ``rest[p]`` of its cards follow (R11d). Every seat at once, at most ``most`` cards each; seats place in
+        reverse entry order (R23). Returns the cards drawn into each hand, per kind.
 
-        A pile's top card is the last of the ordered pile, or a uniformly random card of the shuffled one
-        (``_pile_rand``, kept as running totals in the loop). The loop carries only the piles."""
+        The cards of an ordered pile are known in advance (its top ``most`` slots); a shuffled pile gives
+        one uniformly random card of what is left per draw (module docstring), the only loop."""
         n, size = self.n, self.deck_size
+        j = np.arange(most)
         up = g.face_up.sum(1)
-        total = to_hand + to_table + jnp.where(rest > 0, jnp.minimum(rest, up), 0)
-        slots = np.arange(size)
-        if self.ordered:  # R23: position of the i-th card moved by each seat, if it goes to the table
-            placed = total - to_hand
-            first = self._table_size(g) + ((g.entry[None, :] > g.entry[:, None]) * placed[None, :]).sum(1)
-            position = first - to_hand
-            recycled_pile, recycled_running = self._recycled_piles(g), jnp.zeros((n, NUM_KINDS), jnp.int32)
+        current = to_hand + to_table  # from the pile as it is
+        total = current + jnp.where(rest > 0, jnp.minimum(rest, up), 0)
+        recycled = total > current
+        top = jnp.take_along_axis(g.pile, jnp.clip(g.pile_n[:, None] - 1 - j, 0, size - 1), axis=1).astype(jnp.int32)
+        if self.ordered:  # the recycled pile follows, oldest card first (A11)
+            after = jnp.take_along_axis(g.up_order, jnp.clip(j - g.pile_n[:, None], 0, size - 1), axis=1)
+            sequence = jnp.where(j < g.pile_n[:, None], top, after.astype(jnp.int32))
+            from_order = j < total[:, None]
         else:
-            recycled_pile, recycled_running = g.pile, _running_total(g.face_up)
+            sequence = top
+            from_order = j < jnp.minimum(current, g.pile_n)[:, None]
+        to_the_hand = j < to_hand[:, None]
+        cards = (sequence[:, :, None] == _KINDS) & from_order[:, :, None]
+        drawn = (cards & to_the_hand[:, :, None]).sum(1, dtype=jnp.int32)
+        placed = (cards & ~to_the_hand[:, :, None]).sum(1, dtype=jnp.int32)
+        if self.ordered:
+            pile_n = jnp.where(recycled, up - (total - g.pile_n), g.pile_n - total)
+            pile = jnp.where(recycled[:, None], self._recycled_piles(g), g.pile)
+            # R23: seat by seat in reverse entry order
+            first = self._table_size(g) + ((g.entry[None, :] > g.entry[:, None]) * (total - to_hand)[None, :]).sum(1)
+            at = jnp.where(from_order & ~to_the_hand, first[:, None] - to_hand[:, None] + j, size)
+            g = g._replace(table_kind=g.table_kind.at[at].set(sequence.astype(jnp.int8), mode="drop"),
+                           table_owner=g.table_owner.at[at].set(jnp.broadcast_to(np.arange(n, dtype=np.int8)[:, None],
+                                                                                  at.shape), mode="drop"))
+        else:  # the rest, one uniformly random card after another: from the shuffled pile, then the recycled one
+            ordered = jnp.minimum(current, g.pile_n)
+            pile_n = g.pile_n - ordered
+            pile = g.pile
+            shuffled_draws = total - ordered
+            recycled_running = _running_total(g.face_up)
 
-        def move(carry: tuple) -> tuple:
-            pile, pile_n, running, recycled, drawn, placed_cards, table_kind, table_owner, flow, i = carry
-            wanted = i < total
-            recycle = wanted & (pile_n + running[:, -1] == 0)  # R11d: only once the old pile is empty
-            pile = jnp.where(recycle[:, None], recycled_pile, pile)
-            pile_n = jnp.where(recycle, up if self.ordered else 0, pile_n)
-            running = jnp.where(recycle[:, None], recycled_running, running)
-            in_order = pile_n > 0
-            kind = jnp.take_along_axis(pile, jnp.maximum(pile_n - 1, 0)[:, None], axis=1)[:, 0].astype(jnp.int32)
-            if not self.ordered:  # a shuffled pile: a uniformly random card of it
+            def draw(carry: tuple) -> tuple:
+                running, drawn, placed, flow, i = carry
+                at = ordered + i  # the card's place in the seat's sequence
+                running = jnp.where(((at == current) & recycled)[:, None], recycled_running, running)  # R11d
                 flow, words = _words(flow, (n,))
-                shuffled = jnp.where(in_order, NUM_KINDS, _sample(words, running))
-                running = running - ((_KINDS >= shuffled[:, None]) & wanted[:, None])
-                kind = jnp.where(in_order, kind, shuffled)
-            pile_n = pile_n - (wanted & in_order)
-            card = (kind[:, None] == _KINDS) & wanted[:, None]
-            to_the_hand = (i < to_hand)[:, None]
-            if self.ordered:
-                at = jnp.where(wanted & (i >= to_hand), position + i, size)
-                table_kind = table_kind.at[at].set(kind.astype(jnp.int8), mode="drop")
-                table_owner = table_owner.at[at].set(np.arange(n, dtype=np.int8), mode="drop")
-            return (pile, pile_n, running, recycled | recycle, drawn + (card & to_the_hand),
-                    placed_cards + (card & ~to_the_hand), table_kind, table_owner, flow, i + 1)
+                kind = jnp.where(i < shuffled_draws, _sample(words, running), NUM_KINDS)
+                card = _KINDS == kind[:, None]
+                hand_card = (at < to_hand)[:, None]
+                return (running - (_KINDS >= kind[:, None]), drawn + (card & hand_card), placed + (card & ~hand_card),
+                        flow, i + 1)
 
-        zeros = jnp.zeros((n, NUM_KINDS), jnp.int32)
-        start = (g.pile, g.pile_n, _running_total(g.pile_rand), jnp.zeros(n, jnp.bool_), zeros, zeros,
-                 g.table_kind, g.table_owner, flow, jnp.int32(0))
-        pile, pile_n, running, recycled, drawn, placed_cards, table_kind, table_owner, flow, _ = jax.lax.while_loop(
-            lambda c: (c[-1] < total).any(), move, start)
-        pile_rand = running - jnp.concatenate([jnp.zeros((n, 1), jnp.int32), running[:, :-1]], axis=1)
+            start = (_running_total(g.pile_rand), drawn, placed, flow, jnp.int32(0))
+            running, drawn, placed, flow, _ = jax.lax.while_loop(lambda c: (c[-1] < shuffled_draws).any(), draw,
+                                                                 start)
+            g = g._replace(pile_rand=running - jnp.concatenate([jnp.zeros((n, 1), jnp.int32), running[:, :-1]], 1))
+        slots = np.arange(size)
         pile_known, pile_unknown = _take_known(g.pile_known, g.pile_unknown, drawn)  # drawn before any recycle
         g = g._replace(pile=jnp.where(slots < pile_n[:, None], pile, 0).astype(jnp.int8), pile_n=pile_n,
-                       pile_rand=pile_rand, hand=g.hand + drawn, table_down=g.table_down + placed_cards,
-                       table_kind=table_kind, table_owner=table_owner, pile_known=pile_known,
+                       hand=g.hand + drawn, table_down=g.table_down + placed, pile_known=pile_known,
                        pile_unknown=pile_unknown)
         return self._recycled(g, recycled), flow, drawn
 
@@ -556,7 +565,7 @@ class Env(CardEnv):
         def draw(carry: tuple[Game, Flow]) -> tuple[Game, Flow]:
             g, flow = carry
             g = self._recycle(g, seat & (self._pile_sizes(g) == 0))
-            g, flow, drawn = self._move(g, flow, seat.astype(jnp.int32), seat * 0, seat * 0)
+            g, flow, drawn = self._move(g, flow, seat.astype(jnp.int32), seat * 0, seat * 0, 1)
             retired = drawn * ((_KINDS != JOKER_KIND) & (_KINDS + 2 <= g.retire_level))
             known, unknown = _take_known(g.known, g.unknown, retired)  # revealed to everyone (R4)
             return g._replace(hand=g.hand - retired, discard=g.discard + retired.sum(0), known=known,
@@ -679,7 +688,7 @@ class Env(CardEnv):
         moves = Moves(recycle_first, to_hand, from_pile,
                       jnp.where(now & ~buries, short, 0) + jnp.where(resumed, g.commit_rest, 0))
         if self.retire:
-            g, flow, _ = self._move(g, flow, moves.to_hand, moves.to_table, moves.rest)
+            g, flow, _ = self._move(g, flow, moves.to_hand, moves.to_table, moves.rest, self._most)
         buryer = jnp.argmax(buries)
         processed = now | turned_stuck
         g = g._replace(
@@ -894,16 +903,18 @@ class Env(CardEnv):
         seats = jnp.arange(n)
         playing = g.phase != OVER
         in_war = g.entry > 0
-        seat_rows = jnp.concatenate([
+        columns = [
             g.active[:, None], (seats == g.leader)[:, None], ((seats == g.current) & playing)[:, None],
             g.hand.sum(1)[:, None], self._pile_sizes(g)[:, None], g.face_up.sum(1)[:, None], g.face_up,
             jnp.where(g.round_card >= 0, g.round_card, _NONE_KIND)[:, None] == _KINDS_OR_NONE,
             (g.participant & in_war)[:, None], (g.stuck & in_war)[:, None], g.entry[:, None],
             jnp.where(g.fighting >= 0, g.fighting, _NONE_KIND)[:, None] == _KINDS_OR_NONE,
             g.table_down.sum(1)[:, None], g.table_buried.sum(1)[:, None], g.known, g.unknown[:, None],
-        ], axis=1, dtype=f32)
+        ]
+        order = (o + seats) % n  # seat blocks relative to the observer (rotating each column is cheaper)
+        rotated = jnp.concatenate([jnp.take(column.astype(f32), order, axis=0) for column in columns], axis=1)
+        rotated = rotated.reshape(-1)
         viewer = _one_hot(o, n)
-        rotated = jnp.take(seat_rows, (o + seats) % n, axis=0).reshape(-1)
         own = lambda x: (x * viewer.reshape((n,) + (1,) * (x.ndim - 1))).sum(0)  # noqa: E731
         decision = (jnp.arange(4) == g.phase) & ((g.current == o) & playing)
         table_up = g.table_up.sum(0)
