@@ -911,9 +911,9 @@ class Env(CardEnv):
             jnp.where(g.fighting >= 0, g.fighting, _NONE_KIND)[:, None] == _KINDS_OR_NONE,
             g.table_down.sum(1)[:, None], g.table_buried.sum(1)[:, None], g.known, g.unknown[:, None],
         ]
-        order = (o + seats) % n  # seat blocks relative to the observer (rotating each column is cheaper)
-        rotated = jnp.concatenate([jnp.take(column.astype(f32), order, axis=0) for column in columns], axis=1)
-        rotated = rotated.reshape(-1)
+        seat_rows = jnp.concatenate(columns, axis=1, dtype=f32)
+        # seat blocks relative to the observer: rows o, o + 1, ... of the table written twice (a cheap slice)
+        rotated = jax.lax.dynamic_slice_in_dim(jnp.concatenate([seat_rows, seat_rows]), o, n).reshape(-1)
         viewer = _one_hot(o, n)
         own = lambda x: (x * viewer.reshape((n,) + (1,) * (x.ndim - 1))).sum(0)  # noqa: E731
         decision = (jnp.arange(4) == g.phase) & ((g.current == o) & playing)
