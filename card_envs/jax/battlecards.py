@@ -903,17 +903,18 @@ class Env(CardEnv):
         seats = jnp.arange(n)
         playing = g.phase != OVER
         in_war = g.entry > 0
-        columns = [
-            g.active[:, None], (seats == g.leader)[:, None], ((seats == g.current) & playing)[:, None],
-            g.hand.sum(1)[:, None], self._pile_sizes(g)[:, None], g.face_up.sum(1)[:, None], g.face_up,
-            jnp.where(g.round_card >= 0, g.round_card, _NONE_KIND)[:, None] == _KINDS_OR_NONE,
-            (g.participant & in_war)[:, None], (g.stuck & in_war)[:, None], g.entry[:, None],
-            jnp.where(g.fighting >= 0, g.fighting, _NONE_KIND)[:, None] == _KINDS_OR_NONE,
-            g.table_down.sum(1)[:, None], g.table_buried.sum(1)[:, None], g.known, g.unknown[:, None],
-        ]
-        seat_rows = jnp.concatenate(columns, axis=1, dtype=f32)
-        # seat blocks relative to the observer: rows o, o + 1, ... of the table written twice (a cheap slice)
-        rotated = jax.lax.dynamic_slice_in_dim(jnp.concatenate([seat_rows, seat_rows]), o, n).reshape(-1)
+        # seat blocks relative to the observer: each seat array rolled by ``o`` (a slice of it written twice)
+        roll = lambda x: jax.lax.dynamic_slice_in_dim(jnp.concatenate([x, x]), o, n)  # noqa: E731
+        face_up = roll(g.face_up)
+        rotated = jnp.concatenate([
+            roll(g.active)[:, None], roll(seats == g.leader)[:, None], roll((seats == g.current) & playing)[:, None],
+            roll(g.hand.sum(1))[:, None], roll(self._pile_sizes(g))[:, None], face_up.sum(1)[:, None], face_up,
+            roll(jnp.where(g.round_card >= 0, g.round_card, _NONE_KIND))[:, None] == _KINDS_OR_NONE,
+            roll(g.participant & in_war)[:, None], roll(g.stuck & in_war)[:, None], roll(g.entry)[:, None],
+            roll(jnp.where(g.fighting >= 0, g.fighting, _NONE_KIND))[:, None] == _KINDS_OR_NONE,
+            roll(g.table_down.sum(1))[:, None], roll(g.table_buried.sum(1))[:, None], roll(g.known),
+            roll(g.unknown)[:, None],
+        ], axis=1, dtype=f32).reshape(-1)
         viewer = _one_hot(o, n)
         own = lambda x: (x * viewer.reshape((n,) + (1,) * (x.ndim - 1))).sum(0)  # noqa: E731
         decision = (jnp.arange(4) == g.phase) & ((g.current == o) & playing)
