@@ -43,7 +43,7 @@ class Engine(NamedTuple):
     step: Any
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _engine(options: tuple[tuple[str, Any], ...]) -> Engine:
     env = make(NAME, **dict(options))
     return Engine(env, jax.jit(env.step))
@@ -53,7 +53,7 @@ def engine(**options: Any) -> Engine:
     return _engine(tuple(sorted(options.items())))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _lockstep(index: int, chunk: int) -> Lockstep:
     return Lockstep(NAME, VARIANTS[index], chunk)
 
