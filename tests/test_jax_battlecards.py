@@ -27,6 +27,7 @@ import jax.numpy as jnp  # noqa: E402
 from card_envs.battlecards.rules import BURY, FOLLOW, KIND, KIND_NAMES, LEAD, OVER, WAR_UP, Battlecards  # noqa: E402
 from card_envs.cards import card_id  # noqa: E402
 from card_envs.jax import make  # noqa: E402
+from card_envs.jax.core import random_legal_actions  # noqa: E402
 from card_envs.jax.lockstep import Lockstep  # noqa: E402
 
 NAME = "battlecards_v0"
@@ -399,3 +400,75 @@ def test_a_recycled_pile_is_drawn_uniformly():  # R5, R23, A11: the lazily shuff
     assert np.abs(present[won] - 5 / 12).max() < 0.03  # each card in the hand with p = 5/12
     pairs = ((hands[:, won[0]] > 0) & (hands[:, won[1]] > 0)).mean()
     assert abs(pairs - 5 / 12 * 4 / 11) < 0.03
+
+
+# -- invariants of the JAX engine's own games (its shuffled piles never occur in lockstep) --------------------
+
+
+def invariant_errors(env: Any, s: Any) -> list[str]:
+    """Broken invariants of a batch of JAX states (numpy), like ``card_envs/battlecards/invariants.py``."""
+    errors = []
+    a = {name: np.asarray(getattr(s, name)) for name in env.game_fields()}
+    size = a["_pile"].shape[-1]
+    in_pile = np.stack([(a["_pile"] == k) & (np.arange(size) < a["_pile_n"][..., None]) for k in range(14)], -1).sum(-2)
+    pile = in_pile + a["_pile_rand"]
+    face_down = a["_table_down"] + a["_table_buried"]
+    zones = a["_hand"] + pile + a["_face_up"] + a["_table_up"] + face_down
+    total = zones.sum(1) + a["_discard"]
+    if (total > a["_composition"]).any() or (total.sum(-1) != a["_composition"].sum(-1) - a["_set_aside"]).any():
+        errors.append("conservation: the zones do not hold the dealt cards once each")
+    counts = [value for name, value in a.items() if np.issubdtype(value.dtype, np.integer) and value.size
+              and name not in ("_phase", "_round_card", "_fighting")]
+    if min(value.min() for value in counts) < 0:
+        errors.append("a count is negative")
+    if (a["_hand"].sum(-1) > env.config.hand_size).any():
+        errors.append("hand limit (A47)")
+    hidden = a["_hand"] + pile + face_down
+    if (a["_known"].sum(-1) + a["_unknown"] != hidden.sum(-1)).any() or (a["_known"] > hidden).any():
+        errors.append("knowledge: K_p / u_p (7.5)")
+    pile_hidden = pile + a["_table_down"]
+    pile_known = a["_pile_known"]
+    if (pile_known.sum(-1) + a["_pile_unknown"] != pile_hidden.sum(-1)).any() or (pile_known > pile_hidden).any():
+        errors.append("knowledge: F_p / f_p (7.5)")
+    out = ~a["_active"]
+    if (zones.sum(-1)[out] != 0).any():
+        errors.append("eliminated: a player who is out holds cards")
+    observation = np.asarray(s.observation)
+    if (observation[:, 514:528] < 0).any():
+        errors.append("unaccounted (7.5) is negative")
+    if np.abs(np.asarray(s.rewards).sum(-1)).max() > 1e-5:
+        errors.append("rewards are not zero-sum")
+    return errors
+
+
+def random_play(env: Any, games: int, decisions: int, seed: int) -> Any:
+    """Batches of states along random legal play from fresh deals, every tenth decision."""
+    step = jax.jit(jax.vmap(env.step))
+    states = jax.jit(jax.vmap(env.init))(jax.random.split(jax.random.PRNGKey(seed), games))
+    key = jax.random.PRNGKey(seed + 1)
+    for t in range(decisions):
+        key, act_key, step_key = jax.random.split(key, 3)
+        actions = random_legal_actions(act_key, states.legal_action_mask)
+        states = step(states, actions, jax.random.split(step_key, games))
+        if t % 10 == 9:
+            yield t, states
+
+
+@pytest.mark.parametrize("index", [0, 1, 6], ids=lambda i: f"cfg{i}")
+def test_the_engines_own_games_keep_every_invariant(index):  # R3, R5, R6, R17, R21, 7.5, section 9
+    env = make(NAME, **VARIANTS[index])
+    recycled = False
+    for t, states in random_play(env, 32, 200, seed=index):
+        errors = invariant_errors(env, states)
+        assert not errors, f"decision {t}: {errors}"
+        recycled |= bool((np.asarray(states._pile_rand).sum(-1) > 0).any())
+    assert recycled  # the shuffled piles were exercised
+
+
+def test_the_invariant_checker_catches_corruption():
+    env = engine().env
+    _, states = next(random_play(env, 4, 10, seed=0))
+    assert invariant_errors(env, states) == []
+    assert invariant_errors(env, states.replace(_known=states._known.at[0, 0, 0].add(1))) != []
+    assert invariant_errors(env, states.replace(_hand=states._hand.at[1, 0, 3].add(1))) != []
+    assert invariant_errors(env, states.replace(_pile_unknown=states._pile_unknown.at[2, 1].add(-1))) != []
