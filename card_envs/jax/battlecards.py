@@ -128,6 +128,7 @@ _BEYOND = MAX_SEATS + 1  # an entry position above every participant's
 # what the war procedure has left to do after a decision
 _DONE, _RESOLVE, _COMMIT = 0, 1, 2
 _GOLDEN = np.uint32(0x9E3779B9)
+_DRAWS_PER_PASS = 2  # cards drawn per seat in one pass of the shuffled-pile loop
 
 
 # -- the state ------------------------------------------------------------------------------------------
@@ -520,19 +521,25 @@ class Env(CardEnv):
             recycled_running = _running_total(g.face_up)
 
             def draw(carry: tuple) -> tuple:
-                running, drawn, placed, flow, i = carry
+                running, drawn, placed, counter, i = carry
                 at = ordered + i  # the card's place in the seat's sequence
                 running = jnp.where(((at == current) & recycled)[:, None], recycled_running, running)  # R11d
-                flow, words = _words(flow, (n,))
+                _, words = _words(flow._replace(counter=counter), (n,))
                 kind = jnp.where(i < shuffled_draws, _sample(words, running), NUM_KINDS)
                 card = _KINDS == kind[:, None]
                 hand_card = (at < to_hand)[:, None]
                 return (running - (_KINDS >= kind[:, None]), drawn + (card & hand_card), placed + (card & ~hand_card),
-                        flow, i + 1)
+                        counter + jnp.uint32(n), i + 1)
 
-            start = (_running_total(g.pile_rand), drawn, placed, flow, jnp.int32(0))
-            running, drawn, placed, flow, _ = jax.lax.while_loop(lambda c: (c[-1] < shuffled_draws).any(), draw,
-                                                                 start)
+            start = (_running_total(g.pile_rand), drawn, placed, flow.counter, jnp.int32(0))
+            def draws(carry: tuple) -> tuple:
+                for _ in range(_DRAWS_PER_PASS):
+                    carry = draw(carry)
+                return carry
+
+            running, drawn, placed, counter, _ = jax.lax.while_loop(lambda c: (c[-1] < shuffled_draws).any(), draws,
+                                                                    start)
+            flow = flow._replace(counter=counter)
             g = g._replace(pile_rand=running - jnp.concatenate([jnp.zeros((n, 1), jnp.int32), running[:, :-1]], 1))
         slots = np.arange(size)
         pile_known, pile_unknown = _take_known(g.pile_known, g.pile_unknown, drawn)  # drawn before any recycle
