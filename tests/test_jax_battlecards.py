@@ -142,7 +142,7 @@ def test_lockstep_with_the_python_engine(index):  # every rule, every variant co
 @pytest.mark.parametrize("index", range(len(VARIANTS)), ids=[f"cfg{i}" for i in range(len(VARIANTS))])
 def test_lockstep_long(index):  # issue 23: 10,000 games of the default config, 1,000 of every other
     games = 10_000 if index == 0 else 1_000
-    report = Lockstep(NAME, VARIANTS[index], 500).run(games, seed=100_000, max_divergences=5,
+    report = Lockstep(NAME, VARIANTS[index], 128).run(games, seed=100_000, max_divergences=5,
                                                          progress=lambda line: print(line, flush=True))
     assert report.ok, report.summary()
 

@@ -106,12 +106,15 @@ from card_envs.battlecards.rules import (
     BURY,
     FOLLOW,
     FROM_HAND,
+    FROM_PILE,
+    FROM_RECYCLED,
     JOKER_KIND,
     KIND,
     LEAD,
     MAX_DECK,
     NUM_KINDS,
     OVER,
+    ROUND_CARD,
     WAR_CARD,
     WAR_UP,
     BattlecardsState,
@@ -948,50 +951,58 @@ class Env(CardEnv):
 
     def _game_fields(self, s: BattlecardsState, seed: tuple[int, ...]) -> dict[str, np.ndarray]:
         n, size = self.n, self.deck_size
-        kinds = np.asarray(KIND, np.int32)
-
-        def per_kind(cards: list[int]) -> np.ndarray:
-            return np.bincount(kinds[list(cards)], minlength=NUM_KINDS).astype(np.int32)
-
         pile = np.zeros((n, size), np.int8)
         for p, cards in enumerate(s.piles):
-            pile[p, :len(cards)] = kinds[cards[::-1]]  # top at the end
+            pile[p, :len(cards)] = _CARD_KIND[cards[::-1]]  # top at the end
         up_order = np.zeros((n, size if self.ordered else 0), np.int8)
         table_kind = np.zeros(size if self.ordered else 0, np.int8)
         table_owner = np.zeros(size if self.ordered else 0, np.int8)
+        table = np.zeros((3, n, NUM_KINDS), np.int32)  # face up, face down from a pile, buried
+        if s.table:
+            cards, owners, sources, _levels = np.array(s.table, np.int64).T
+            slot = (_SOURCE_PART[sources] * n + owners) * NUM_KINDS + _CARD_KIND[cards]
+            table = np.bincount(slot, minlength=3 * n * NUM_KINDS).astype(np.int32).reshape(3, n, NUM_KINDS)
+            if self.ordered:
+                table_kind[:len(cards)], table_owner[:len(cards)] = _CARD_KIND[cards], owners
         if self.ordered:
             for p, cards in enumerate(s.face_up):
-                up_order[p, :len(cards)] = kinds[cards]
-            for i, (card, owner, _source, _level) in enumerate(s.table):
-                table_kind[i], table_owner[i] = KIND[card], owner
-        table = np.zeros((3, n, NUM_KINDS), np.int32)
-        for card, owner, source, _level in s.table:
-            table[0 if source <= WAR_CARD else 2 if source == FROM_HAND else 1, owner, KIND[card]] += 1
+                up_order[p, :len(cards)] = _CARD_KIND[cards]
         entry = np.zeros(n, np.int32)
-        for i, p in enumerate(s.entry_order):
-            entry[p] = i + 1
-        seats = np.arange(n)
+        entry[s.entry_order] = np.arange(1, len(s.entry_order) + 1)
+        discard = np.bincount(_CARD_KIND[s.discard], minlength=NUM_KINDS).astype(np.int32)
         return {
-            "_hand": np.asarray(s.hand_kinds, np.int32), "_pile": pile,
+            "_hand": np.array(s.hand_kinds, np.int32), "_pile": pile,
             "_pile_n": np.array([len(c) for c in s.piles], np.int32),
-            "_pile_rand": np.zeros((n, NUM_KINDS), np.int32), "_face_up": np.asarray(s.face_up_kinds, np.int32),
+            "_pile_rand": np.zeros((n, NUM_KINDS), np.int32), "_face_up": np.array(s.face_up_kinds, np.int32),
             "_up_order": up_order, "_table_up": table[0], "_table_down": table[1], "_table_buried": table[2],
-            "_table_kind": table_kind, "_table_owner": table_owner, "_discard": per_kind(s.discard),
-            "_composition": np.asarray(s.composition, np.int32), "_set_aside": np.int32(len(s.set_aside)),
-            "_known": np.asarray(s.known, np.int32), "_unknown": np.asarray(s.unknown, np.int32),
-            "_pile_known": np.asarray(s.pile_known, np.int32), "_pile_unknown": np.asarray(s.pile_unknown, np.int32),
-            "_active": np.asarray(s.active, np.bool_), "_phase": np.int32(s.phase), "_leader": np.int32(s.leader),
-            "_round_card": np.array([KIND[c] if c >= 0 else -1 for c in s.round_cards], np.int32),
-            "_fighting": np.array([KIND[c] if c >= 0 else -1 for c in s.fighting], np.int32),
-            "_entry": entry, "_participant": np.isin(seats, s.participants),
-            "_stuck": np.asarray(s.stuck, np.bool_), "_war_level": np.int32(s.war_level),
+            "_table_kind": table_kind, "_table_owner": table_owner, "_discard": discard,
+            "_composition": np.array(s.composition, np.int32), "_set_aside": np.int32(len(s.set_aside)),
+            "_known": np.array(s.known, np.int32), "_unknown": np.array(s.unknown, np.int32),
+            "_pile_known": np.array(s.pile_known, np.int32), "_pile_unknown": np.array(s.pile_unknown, np.int32),
+            "_active": np.array(s.active, np.bool_), "_phase": np.int32(s.phase), "_leader": np.int32(s.leader),
+            "_round_card": _CARD_KIND_OR_NONE[s.round_cards], "_fighting": _CARD_KIND_OR_NONE[s.fighting],
+            "_entry": entry, "_participant": _seats_in(s.participants, n),
+            "_stuck": np.array(s.stuck, np.bool_), "_war_level": np.int32(s.war_level),
             "_queue": np.int32(entry[s.current_player] if s.phase == BURY else 0),
             "_bury_left": np.int32(s.bury_left), "_commit_rest": np.int32(s.commit_rest),
             "_joker_value": np.int32(s.joker_value), "_retire_level": np.int32(s.retire_level),
-            "_rounds": np.int32(s.rounds_completed), "_shares": np.asarray(s.shares, np.float32),
-            "_paid": np.asarray(s.outcome_paid, np.float32), "_early": np.isin(seats, s.eliminated_early),
-            "_winners": np.isin(seats, s.winner_set) & (s.phase == OVER),
+            "_rounds": np.int32(s.rounds_completed), "_shares": np.array(s.shares, np.float32),
+            "_paid": np.array(s.outcome_paid, np.float32), "_early": _seats_in(s.eliminated_early, n),
+            "_winners": _seats_in(s.winner_set, n) & (s.phase == OVER),
         }
+
+
+_CARD_KIND = np.asarray(KIND, np.int32)  #: kind of each card id (numpy, for ``from_state``)
+_CARD_KIND_OR_NONE = np.append(_CARD_KIND, -1).astype(np.int32)  #: index -1 (no card) gives -1
+#: table placement source (rules.py) -> 0 face up, 1 face down from a pile, 2 face down from the hand
+_SOURCE_PART = np.array([0 if source <= WAR_CARD else 2 if source == FROM_HAND else 1
+                         for source in (ROUND_CARD, WAR_CARD, FROM_PILE, FROM_HAND, FROM_RECYCLED)], np.int32)
+
+
+def _seats_in(seats: list[int], n: int) -> np.ndarray:
+    mask = np.zeros(n, np.bool_)
+    mask[seats] = True
+    return mask
 
 
 __all__ = ["Env", "State"]
