@@ -62,6 +62,8 @@ from card_envs.revolutionary_war.rules import CONCEDE, DECK_SIZE, HAND_SIZE, NUM
 
 DRAW_DECK_SIZE = DECK_SIZE - 2 * HAND_SIZE - STACK_SIZE  #: 39 cards face down after the deal
 _RANKS = np.arange(NUM_RANKS, dtype=np.int32)
+#: dtype of the card arrays (counts, ranks, card ids): small arrays move less memory in a batched step
+CARDS = jnp.int8
 
 
 @dataclass
@@ -116,11 +118,11 @@ class Env(CardEnv):
             truncated=jnp.bool_(False),
             legal_action_mask=jnp.zeros(self.num_actions, jnp.bool_),
             _step_count=jnp.int32(0),
-            _piles=jnp.zeros((2, NUM_RANKS), jnp.int32),
+            _piles=jnp.zeros((2, NUM_RANKS), CARDS),
             _dealer=dealer,
             _game_number=jnp.int32(1),
             _totals=jnp.zeros(2, jnp.int32),
-            _decks=decks[1:].astype(jnp.int8),
+            _decks=decks[1:].astype(CARDS),
             **_deal(decks[0], dealer),
         )
 
@@ -134,17 +136,17 @@ class Env(CardEnv):
         play = action < CONCEDE
         concede = ~play
         has_deck = state._deck[0] >= 0
-        drawn = one_hot(state._deck[0], NUM_RANKS)  # zero when the deck is empty (A19)
+        drawn = one_hot(state._deck[0], NUM_RANKS, CARDS)  # zero when the deck is empty (A19)
         deck = jnp.where(has_deck, jnp.append(state._deck[1:], -1), state._deck)
 
         # R5-R7: play the named rank, then draw (R6); a concession draws nothing here
-        card = one_hot(action, NUM_RANKS)  # zero for concede
+        card = one_hot(action, NUM_RANKS, CARDS)  # zero for concede
         hands = state._hands + seat_rows(mover, 2) * jnp.where(play, drawn - card, 0)
         played = jnp.where(play, state._played + card, 0)
         last_played = jnp.where(play, action, -1)
 
         # R9: the non-conceder captures the played cards and the active trump
-        captured = state._played + one_hot(state._trump_stack[0], NUM_RANKS)
+        captured = state._played + one_hot(state._trump_stack[0], NUM_RANKS, CARDS)
         piles = state._piles + seat_rows(other, 2) * jnp.where(concede, captured, 0)
         capture_size = state._played.sum() + 1
         # R10: the trump stack pops its top; the deck's top card joins the bottom
@@ -197,7 +199,7 @@ class Env(CardEnv):
         winner = jnp.where(reached.all(), _winner(totals, state._last_capturer), jnp.argmax(reached))  # A32, A33
         next_game = game_over & ~match_over  # A31: deal the next game at once
         dealer = 1 - state._dealer if config.dealer_rotation == "alternate" else state._dealer  # A29
-        deck = state._decks[jnp.clip(state._game_number - 1, 0, self.max_games - 2)].astype(jnp.int32)
+        deck = state._decks[jnp.clip(state._game_number - 1, 0, self.max_games - 2)]
         dealt = state.replace(_piles=jnp.zeros_like(piles), _game_number=state._game_number + 1,
                               _dealer=dealer, **_deal(deck, dealer))  # A46: R4 on the new deal
         state = tree_where(next_game, dealt, state.replace(_totals=totals, terminated=match_over))
@@ -212,22 +214,26 @@ class Env(CardEnv):
     # -- observation and mask -----------------------------------------------------------------------
 
     def _observe(self, state: State, player_id: jax.Array) -> jax.Array:
-        """The 157 entries of :mod:`card_envs.revolutionary_war.encoding` for seat ``player_id``."""
+        """The 157 entries of :mod:`card_envs.revolutionary_war.encoding` for seat ``player_id``.
+
+        Built from few, wide pieces (one seat swap, one one-hot comparison, one reduction, one table
+        gather): the observation is computed on every step, so it dominates a batched step's cost."""
         me, opp = player_id, 1 - player_id
-        mine = player_id == 0
-        own = jnp.where(mine, state._hands[0], state._hands[1])
-        theirs = jnp.where(mine, state._hands[1], state._hands[0])
-        own_pile = jnp.where(mine, state._piles[0], state._piles[1])
-        their_pile = jnp.where(mine, state._piles[1], state._piles[0])
+        # seat-relative hands and piles: [[own hand, opponent hand], [own pile, opponent pile]]
+        seat_pairs = jnp.stack([state._hands, state._piles])
+        seat_pairs = jnp.where(player_id == 0, seat_pairs, seat_pairs[:, ::-1])
+        own, theirs = seat_pairs[0]
         over = state.terminated | state.truncated
         trump = state._trump_stack[0]
         last = state._last_played
-        strength = _strengths(trump)
-        strength_last = jnp.where((trump >= 0) & (last >= 0), (last - trump - 1) % NUM_RANKS, -1)
+        has_trump = trump >= 0
+        strength_last = jnp.where(has_trump & (last >= 0), (last - trump - 1) % NUM_RANKS, -1)
+        # the one-hot blocks: trump stack positions 1-3 and the last card (by rank), the last card by strength
+        hot = jnp.stack([*state._trump_stack.astype(jnp.int32), last, strength_last])[:, None] == _RANKS
         match = self.config.target_score is not None
-        totals = jnp.where(mine, state._totals, state._totals[::-1]) * match
-        ratios = self._ratios(jnp.stack([
-            (state._deck >= 0).sum(), own.sum(), theirs.sum(), own_pile.sum(), their_pile.sum(), *totals]))
+        totals = jnp.where(player_id == 0, state._totals, state._totals[::-1]) * match
+        sizes = seat_pairs.sum(axis=-1, dtype=jnp.int32).reshape(-1)  # own / opp hand, own / opp pile
+        ratios = self._ratios(jnp.concatenate([state._deck_counts.sum(dtype=jnp.int32)[None], sizes, totals]))
         flags = jnp.stack([
             ~over & (state._leader == me),
             ~over & (last < 0),
@@ -236,21 +242,21 @@ class Env(CardEnv):
             state._last_capturer == opp,
             jnp.bool_(match),
         ]).astype(jnp.float32)
+        # own hand by strength under the active trump: rank (j + trump + 1) mod 13 has strength j (R0)
+        by_strength = jnp.where(has_trump, own[(_RANKS + trump + 1) % NUM_RANKS], 0)
+        ranks_block = jnp.concatenate([
+            own[None], hot[:4].astype(jnp.int8), state._played[None], seat_pairs[1],
+            (theirs + state._deck_counts)[None],  # unseen: the opponent's hand and the draw deck (section 7)
+        ]).reshape(-1)
         return jnp.concatenate([
-            own,
-            (state._trump_stack[:, None] == _RANKS).reshape(-1),
-            _RANKS == last,
-            state._played,
-            own_pile,
-            their_pile,
-            theirs + state._deck_counts,  # unseen: the opponent's hand and the draw deck (section 7)
+            ranks_block.astype(jnp.float32),
             ratios[:5],
             flags,
             ratios[5:],
-            ((strength[:, None] == _RANKS) * (own * (trump >= 0))[:, None]).sum(axis=0),
-            _RANKS == strength_last,
-            jnp.stack([~over & (state.current_player == me)]),
-        ]).astype(jnp.float32)
+            by_strength.astype(jnp.float32),
+            hot[4].astype(jnp.float32),
+            (~over & (state.current_player == me)).astype(jnp.float32)[None],
+        ])
 
     def _legal_action_mask(self, state: State) -> jax.Array:
         """R5/R7: any held rank on the opening, else a held rank at least as strong as the last; concede."""
@@ -264,10 +270,10 @@ class Env(CardEnv):
     # -- Python positions ---------------------------------------------------------------------------
 
     def _game_fields(self, py_state: GameState, seed: tuple[int, ...]) -> dict[str, np.ndarray]:
-        deck = padded(_ranks(py_state.deck), DRAW_DECK_SIZE)
+        deck = padded(_ranks(py_state.deck), DRAW_DECK_SIZE, dtype=np.int8)
         return {
             "_hands": np.stack([_rank_counts(hand) for hand in py_state.hands]),
-            "_trump_stack": padded(_ranks(py_state.trump_stack), STACK_SIZE),
+            "_trump_stack": padded(_ranks(py_state.trump_stack), STACK_SIZE, dtype=np.int8),
             "_deck": deck,
             "_deck_counts": _rank_counts(py_state.deck),
             "_played": _rank_counts(py_state.played),
@@ -299,7 +305,7 @@ class Env(CardEnv):
 
 def _deal(cards: jax.Array, dealer: jax.Array) -> dict[str, jax.Array]:
     """Section 3 from 52 card ids (index 0 = top): hands, trump stack, draw deck, first leader (R4)."""
-    ranks = cards % NUM_RANKS  # card ids are suit-major: rank index = id mod 13
+    ranks = (cards % NUM_RANKS).astype(CARDS)  # card ids are suit-major: rank index = id mod 13
     non_dealer_hand = _counts(ranks[0:10:2])  # A2: alternately, non-dealer first
     dealer_hand = _counts(ranks[1:10:2])
     stack = ranks[10:13]  # A3: index 10 is the active trump
@@ -311,7 +317,7 @@ def _deal(cards: jax.Array, dealer: jax.Array) -> dict[str, jax.Array]:
         "_trump_stack": stack,
         "_deck": ranks[13:],
         "_deck_counts": 4 - non_dealer_hand - dealer_hand - _counts(stack),
-        "_played": jnp.zeros(NUM_RANKS, jnp.int32),
+        "_played": jnp.zeros(NUM_RANKS, CARDS),
         "_last_played": jnp.int32(-1),
         "_leader": leader,
         "_last_capturer": jnp.int32(-1),
@@ -321,7 +327,7 @@ def _deal(cards: jax.Array, dealer: jax.Array) -> dict[str, jax.Array]:
 
 def _counts(ranks: jax.Array) -> jax.Array:
     """Cards of each rank among ``ranks`` (-1 entries count for none)."""
-    return (ranks[:, None] == _RANKS).sum(axis=0, dtype=jnp.int32)
+    return (ranks[:, None] == _RANKS).sum(axis=0, dtype=CARDS)
 
 
 def _strengths(trump: jax.Array) -> jax.Array:
@@ -344,7 +350,7 @@ def _ranks(cards: Any) -> list[int]:
 
 
 def _rank_counts(cards: Any) -> np.ndarray:
-    return np.bincount(_ranks(cards), minlength=NUM_RANKS).astype(np.int32)
+    return np.bincount(_ranks(cards), minlength=NUM_RANKS).astype(np.int8)
 
 
 __all__ = ["Env", "State"]
