@@ -1,20 +1,24 @@
-"""The JAX Battlecards engine (``card_envs/jax/battlecards.py``): lockstep with the Python engine over random
-games of every variant config (every player count 2-6), the spec's worked scenarios (section 10) played
-through the JAX engine from stacked decks, and the chance the JAX engine draws itself (the deal, the lazily
-shuffled recycled piles).
+"""The JAX Battlecards engine (``card_envs/jax/battlecards.py``): the spec's worked scenarios (section 10)
+played through the JAX engine from stacked decks, the chance the JAX engine draws itself (the deal, the lazily
+shuffled recycled piles), and the invariants of its own games.
+
+Lockstep with the Python engine over random games of every variant config (every player count 2-6) is the
+generic ``tests/test_jax_lockstep.py`` (default run: 240 games of the default config, 24 of each other; ``-m
+slow``: 10,000 and 1,000), which picks this engine up; ``python -m card_envs.jax.lockstep battlecards_v0
+--variants`` runs it from the command line. Lockstep never reaches a shuffled pile (the JAX state is re-synchronised
+after every Python shuffle), so the shuffled piles are checked here: drawn uniformly, and every invariant holds
+along the engine's own games.
 
 Scenario steps are written as in the spec (``"P0: lead 9"``): the named player must be the one to act, the
 decision kind must match the verb. The JAX engine keeps kinds, not suits (its module docstring), so hands and
-piles are compared as kinds. Compiling a config takes seconds, so every config's compiled functions are
-built once per module (``_engine``, ``_lockstep``) and the scenarios share a few configs.
+piles are compared as kinds. Compiled engines come from ``tests/jax_support.py`` (once per config and process).
 """
 
 from __future__ import annotations
 
-import functools
 import re
 from collections import Counter
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import pytest
@@ -26,9 +30,8 @@ import jax.numpy as jnp  # noqa: E402
 
 from card_envs.battlecards.rules import BURY, FOLLOW, KIND, KIND_NAMES, LEAD, OVER, WAR_UP, Battlecards  # noqa: E402
 from card_envs.cards import card_id  # noqa: E402
-from card_envs.jax import make  # noqa: E402
 from card_envs.jax.core import random_legal_actions  # noqa: E402
-from card_envs.jax.lockstep import Lockstep  # noqa: E402
+from tests import jax_support  # noqa: E402
 
 NAME = "battlecards_v0"
 VERB_PHASE = {"lead": LEAD, "follow": FOLLOW, "bury": BURY, "war-up": WAR_UP}
@@ -36,27 +39,11 @@ VARIANTS = Battlecards.variant_configs()
 KEY = jax.random.PRNGKey(0)
 
 
-# -- compiled engines, once per config -------------------------------------------------------------------
+# -- compiled engines, once per config and test process (shared with the other JAX test modules) -------------
 
 
-class Engine(NamedTuple):
-    env: Any
-    step: Any
-
-
-@functools.cache
-def _engine(options: tuple[tuple[str, Any], ...]) -> Engine:
-    env = make(NAME, **dict(options))
-    return Engine(env, jax.jit(env.step))
-
-
-def engine(**options: Any) -> Engine:
-    return _engine(tuple(sorted(options.items())))
-
-
-@functools.cache
-def _lockstep(index: int, chunk: int) -> Lockstep:
-    return Lockstep(NAME, VARIANTS[index], chunk)
+def engine(**options: Any) -> Any:
+    return jax_support.engine(NAME, **options)
 
 
 # -- scenario helpers --------------------------------------------------------------------------------------
@@ -67,14 +54,14 @@ def kinds_of(codes: str) -> Counter:
     return Counter(KIND_NAMES[KIND[card_id(code)]] for code in codes.split())
 
 
-def deal(deck: str, **options: Any) -> tuple[Engine, Any]:
+def deal(deck: str, **options: Any) -> tuple[jax_support.Engine, Any]:
     """The JAX state of a stacked deck (3.2), through ``from_state`` of the Python deal."""
     eng = engine(**options)
     py_state = Battlecards(**options).new_state(np.random.default_rng(0), {"deck": deck.split()})
     return eng, eng.env.from_state(py_state)
 
 
-def play(eng: Engine, state: Any, script: str, key: jax.Array = KEY) -> Any:
+def play(eng: jax_support.Engine, state: Any, script: str, key: jax.Array = KEY) -> Any:
     """Apply steps like ``"P0: lead 9, P1: follow 9"``, checking the actor, the decision kind and the mask."""
     for step in re.split(r"[,;]\s*", script.strip()):
         match = re.fullmatch(r"P(\d): (lead|follow|bury|war-up) (\w+)", step.strip())
@@ -125,26 +112,6 @@ def names(codes: str) -> list[str]:
 
 SORTED = " ".join(f"{rank}{suit}" for suit in "CDHS" for rank in ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J",
                                                                    "Q", "K", "A"))
-
-
-# -- lockstep with the Python engine -------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("index", range(len(VARIANTS)), ids=[f"cfg{i}" for i in range(len(VARIANTS))])
-def test_lockstep_with_the_python_engine(index):  # every rule, every variant config, N = 2..6
-    games = 24 if index == 0 else 6
-    report = _lockstep(index, games).run(games, seed=1000 * index)
-    assert report.ok, report.summary()
-    assert report.compared_steps > report.resyncs  # most steps are compared directly, not re-synchronised
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("index", range(len(VARIANTS)), ids=[f"cfg{i}" for i in range(len(VARIANTS))])
-def test_lockstep_long(index):  # issue 23: 10,000 games of the default config, 1,000 of every other
-    games = 10_000 if index == 0 else 1_000
-    report = Lockstep(NAME, VARIANTS[index], 128).run(games, seed=100_000, max_divergences=5,
-                                                         progress=lambda line: print(line, flush=True))
-    assert report.ok, report.summary()
 
 
 # -- section 10: the worked scenarios -------------------------------------------------------------------------
@@ -375,8 +342,9 @@ def test_s19_truncation_scoring(scoring, expected):  # S19, R19, A43
 
 
 def test_the_deal_is_a_uniform_shuffle():  # 3.2-3.4: every seat gets k cards, hands are uniform samples
-    env = engine(num_players=5, jokers=True).env
-    states = jax.jit(jax.vmap(env.init))(jax.random.split(jax.random.PRNGKey(7), 4000))
+    eng = engine(num_players=5, jokers=True)
+    env = eng.env
+    states = eng.batch_init(eng.keys(7, 4000))
     assert np.asarray(states._hand.sum(-1) + states._pile_n).tolist() == [[10] * 5] * 4000
     assert set(np.asarray(states._set_aside).tolist()) == {4}
     hands = np.asarray(states._hand, np.float64)
@@ -441,24 +409,24 @@ def invariant_errors(env: Any, s: Any) -> list[str]:
     return errors
 
 
-def random_play(env: Any, games: int, decisions: int, seed: int) -> Any:
+def random_play(eng: jax_support.Engine, games: int, decisions: int, seed: int) -> Any:
     """Batches of states along random legal play from fresh deals, every tenth decision."""
-    step = jax.jit(jax.vmap(env.step))
-    states = jax.jit(jax.vmap(env.init))(jax.random.split(jax.random.PRNGKey(seed), games))
+    states = eng.batch_init(eng.keys(seed, games))
     key = jax.random.PRNGKey(seed + 1)
     for t in range(decisions):
         key, act_key, step_key = jax.random.split(key, 3)
         actions = random_legal_actions(act_key, states.legal_action_mask)
-        states = step(states, actions, jax.random.split(step_key, games))
+        states = eng.batch_step(states, actions, jax.random.split(step_key, games))
         if t % 10 == 9:
             yield t, states
 
 
 @pytest.mark.parametrize("index", [0, 1, 6], ids=lambda i: f"cfg{i}")
 def test_the_engines_own_games_keep_every_invariant(index):  # R3, R5, R6, R17, R21, 7.5, section 9
-    env = make(NAME, **VARIANTS[index])
+    eng = engine(**VARIANTS[index])
     recycled = False
-    for t, states in random_play(env, 32, 200, seed=index):
+    for t, states in random_play(eng, 32, 200, seed=index):
+        env = eng.env
         errors = invariant_errors(env, states)
         assert not errors, f"decision {t}: {errors}"
         recycled |= bool((np.asarray(states._pile_rand).sum(-1) > 0).any())
@@ -466,8 +434,9 @@ def test_the_engines_own_games_keep_every_invariant(index):  # R3, R5, R6, R17, 
 
 
 def test_the_invariant_checker_catches_corruption():
-    env = engine().env
-    _, states = next(random_play(env, 4, 10, seed=0))
+    eng = engine()
+    env = eng.env
+    _, states = next(random_play(eng, 4, 10, seed=0))
     assert invariant_errors(env, states) == []
     assert invariant_errors(env, states.replace(_known=states._known.at[0, 0, 0].add(1))) != []
     assert invariant_errors(env, states.replace(_hand=states._hand.at[1, 0, 3].add(1))) != []
