@@ -131,7 +131,6 @@ _BEYOND = MAX_SEATS + 1  # an entry position above every participant's
 # what the war procedure has left to do after a decision
 _DONE, _RESOLVE, _COMMIT = 0, 1, 2
 _GOLDEN = np.uint32(0x9E3779B9)
-_DRAWS_PER_PASS = 2  # cards drawn per seat in one pass of the shuffled-pile loop
 
 
 # -- the state ------------------------------------------------------------------------------------------
@@ -300,6 +299,48 @@ def _sample(words: jax.Array, running: jax.Array) -> jax.Array:
     """The kind of a uniformly random card of each per-kind multiset, given by its running totals
     (:func:`_running_total`): the first kind whose running total exceeds a uniform index."""
     return (running <= _below(words, running[..., -1])[..., None]).sum(-1)
+
+
+def _draw_kinds(words: jax.Array, first: jax.Array, second: jax.Array, from_first: jax.Array,
+                from_second: jax.Array) -> jax.Array:
+    """Cards drawn one after another, each uniformly at random among those left: ``from_first`` from the
+    multiset ``first`` (per-kind counts), then ``from_second`` from ``second``; for every row at once, without
+    a loop over the batch. Returns the kind of draw ``i`` (``words.shape[-1]`` draws), ``NUM_KINDS`` beyond.
+
+    Draw ``i`` picks the ``v_i``-th card not yet taken (``v_i`` uniform), in the list of both multisets sorted
+    by kind; a position's kind comes from the running totals. The positions are decoded from the ``v_i`` as a
+    Lehmer code, backwards: draw ``j`` moves up by one for every earlier draw ``i`` at or below it (a loop of
+    whole-array steps, which also keeps XLA from computing the random words again for every compared kind)."""
+    most = words.shape[-1]
+    size_first, size_second = first.sum(-1), second.sum(-1)
+    draw = np.arange(most)
+    second_pile = draw >= from_first[..., None]
+    left = jnp.where(second_pile, (size_second + from_first)[..., None] - draw, size_first[..., None] - draw)
+    index = jnp.where(second_pile, (size_first - from_first)[..., None], 0) + _below(words, left)
+
+    def decode(step: jax.Array, carry: tuple[jax.Array, jax.Array]) -> tuple[jax.Array, jax.Array]:
+        position, index = carry
+        i = most - 2 - step
+        return position + ((draw > i) & (position >= jax.lax.dynamic_index_in_dim(index, i, -1))), index
+
+    position, _ = jax.lax.fori_loop(0, most - 1, decode, (index, index))
+    # the kind: running totals at or below the position, in the first multiset, then in the second
+    kind = sum((running[..., None, :] <= position[..., None]).sum(-1, dtype=jnp.int32)
+               for running in (_running_total(first), size_first[..., None] + _running_total(second)))
+    kind = kind - jnp.where(position >= size_first[..., None], NUM_KINDS, 0)
+    return jnp.where(draw < (from_first + from_second)[..., None], kind, NUM_KINDS)
+
+
+def _per_kind(kinds: jax.Array, where: jax.Array) -> jax.Array:
+    """Per-kind counts of the cards ``kinds[..., i]`` with ``where[..., i]`` (a sum of compares per draw: XLA's
+    CPU code for a reduction over the middle axis is slow)."""
+    return sum((jnp.where(where[..., i], kinds[..., i], NUM_KINDS)[..., None] == _KINDS).astype(jnp.int32)
+               for i in range(kinds.shape[-1]))
+
+
+def _wrap(seat: jax.Array, n: int) -> jax.Array:
+    """``seat mod n`` for ``0 <= seat < 2 n`` (a compare and a select: XLA's CPU integer remainder is slow)."""
+    return jnp.where(seat >= n, seat - n, seat)
 
 
 def _value(kind: jax.Array, joker_value: jax.Array) -> jax.Array:
@@ -488,7 +529,8 @@ class Env(CardEnv):
         reverse entry order (R23). Returns the cards drawn into each hand, per kind.
 
         The cards of an ordered pile are known in advance (its top ``most`` slots); a shuffled pile gives
-        one uniformly random card of what is left per draw (module docstring), the only loop."""
+        one uniformly random card of what is left per draw (module docstring): ``most`` draws per seat decoded
+        at once by :func:`_draw_kinds`, so no row waits for the longest draw of the batch."""
         n, size = self.n, self.deck_size
         j = np.arange(most)
         up = g.face_up.sum(1)
@@ -516,34 +558,19 @@ class Env(CardEnv):
             g = g._replace(table_kind=g.table_kind.at[at].set(sequence.astype(jnp.int8), mode="drop"),
                            table_owner=g.table_owner.at[at].set(jnp.broadcast_to(np.arange(n, dtype=np.int8)[:, None],
                                                                                   at.shape), mode="drop"))
-        else:  # the rest, one uniformly random card after another: from the shuffled pile, then the recycled one
+        else:  # the rest at random: from the shuffled pile, then (R11d) from the recycled face-up pile
             ordered = jnp.minimum(current, g.pile_n)
             pile_n = g.pile_n - ordered
             pile = g.pile
-            shuffled_draws = total - ordered
-            recycled_running = _running_total(g.face_up)
-
-            def draw(carry: tuple) -> tuple:
-                running, drawn, placed, counter, i = carry
-                at = ordered + i  # the card's place in the seat's sequence
-                running = jnp.where(((at == current) & recycled)[:, None], recycled_running, running)  # R11d
-                _, words = _words(flow._replace(counter=counter), (n,))
-                kind = jnp.where(i < shuffled_draws, _sample(words, running), NUM_KINDS)
-                card = _KINDS == kind[:, None]
-                hand_card = (at < to_hand)[:, None]
-                return (running - (_KINDS >= kind[:, None]), drawn + (card & hand_card), placed + (card & ~hand_card),
-                        counter + jnp.uint32(n), i + 1)
-
-            start = (_running_total(g.pile_rand), drawn, placed, flow.counter, jnp.int32(0))
-            def draws(carry: tuple) -> tuple:
-                for _ in range(_DRAWS_PER_PASS):
-                    carry = draw(carry)
-                return carry
-
-            running, drawn, placed, counter, _ = jax.lax.while_loop(lambda c: (c[-1] < shuffled_draws).any(), draws,
-                                                                    start)
-            flow = flow._replace(counter=counter)
-            g = g._replace(pile_rand=running - jnp.concatenate([jnp.zeros((n, 1), jnp.int32), running[:, :-1]], 1))
+            from_rand = current - ordered
+            flow, words = _words(flow, (n, most))
+            kinds = _draw_kinds(words, g.pile_rand, g.face_up, from_rand, total - current)
+            to_the_hand = _per_kind(kinds, ordered[:, None] + j < to_hand[:, None])
+            every = _per_kind(kinds, np.ones(most, np.bool_))
+            from_up = _per_kind(kinds, j >= from_rand[:, None])  # R11d
+            drawn, placed = drawn + to_the_hand, placed + every - to_the_hand
+            g = g._replace(pile_rand=jnp.where(recycled[:, None], g.face_up - from_up,
+                                               g.pile_rand - (every - from_up)))
         slots = np.arange(size)
         pile_known, pile_unknown = _take_known(g.pile_known, g.pile_unknown, drawn)  # drawn before any recycle
         g = g._replace(pile=jnp.where(slots < pile_n[:, None], pile, 0).astype(jnp.int8), pile_n=pile_n,
@@ -587,7 +614,7 @@ class Env(CardEnv):
 
     def _next_active(self, g: Game, p: jax.Array) -> jax.Array:
         """R1: the next active seat clockwise after ``p``."""
-        seats = (p + 1 + jnp.arange(self.n)) % self.n
+        seats = _wrap(p + 1 + jnp.arange(self.n), self.n)
         return seats[jnp.argmax(g.active[seats])]
 
     def _next_in_war(self, g: Game, below: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -651,7 +678,7 @@ class Env(CardEnv):
                              winner=jnp.where(won, jnp.argmax(tied), flow.winner).astype(jnp.int32))
         start = resolve & ~single
         # R9 / A14: entry order = play order, clockwise from the leader
-        order = (jnp.arange(n) - g.leader) % n
+        order = _wrap(jnp.arange(n) - g.leader + n, n)
         position = 1 + (tied[None, :] & (order[None, :] < order[:, None])).sum(1)
         g = g._replace(entry=jnp.where(start & ~in_war, jnp.where(tied, position, 0), g.entry))
         # R10: a level starts
