@@ -176,22 +176,84 @@ def card_value(card: jax.Array, bloodline: jax.Array) -> jax.Array:
     return card % 9 + 2 + jnp.where(card // 9 == bloodline, 1, -1)
 
 
-def _scale_table(hand_limit: int, max_turns: int | None) -> tuple[np.ndarray, dict[str, int]]:
-    """Every scalar the observation divides, precomputed as the Python encoder computes it (float64, then
-    rounded to float32; XLA's float32 division by a constant is not correctly rounded): one table, so
-    the observation's scalars are one gather. Returns the table and each segment's offset."""
-    segments = {
+#: the observation's source vector (``Env._observation_source``): (name, size) of its blocks, in order.
+#: Seat-indexed blocks hold both seats in seat order (the index table picks the observer's row first);
+#: the blocks after ``jokers_discarded`` are already relative to the observer.
+_SOURCE_BLOCKS = (
+    ("zone", 2 * NUM_CARDS), ("bloodline", 2), ("alive", 2 * NUM_ROYALS), ("defense", 2 * NUM_ROYALS),
+    ("attack", 2 * MAX_UNITS), ("pool_value", 2), ("top", 2), ("hand_size", 2), ("jokers", 2), ("supply", 2),
+    ("jokers_discarded", 2), ("phase", 1), ("owed", 1), ("turn", 1), ("is_active", 1), ("decoy_royal", 1),
+    ("decoy_by_joker", 1), ("idle", 1), ("is_to_decide", 1), ("zero", 1),
+)
+_SOURCE_AT = dict(zip([name for name, _ in _SOURCE_BLOCKS],
+                      np.cumsum([0] + [size for _, size in _SOURCE_BLOCKS[:-1]]).tolist(), strict=True))
+#: how an observation entry is made from its source entry ``x`` and its operand ``v``
+_EQUALS, _AT_MOST, _LOOKUP = 0, 1, 2  # x == v, x <= v, table[v + x]
+
+
+def _observation_tables(config: Any) -> dict[str, np.ndarray]:
+    """Every observation entry as one rule on one source entry (``Env._observe``'s two gathers):
+
+    ``source[seat 0 observing]``, ``source[seat 1 observing]``: the index of its source entry per observer;
+    ``kind``: ``_EQUALS`` / ``_AT_MOST`` / ``_LOOKUP``; ``operand``: the compared value, or the offset into
+    ``table``, the float32 values of every scaled scalar as the Python encoder computes them (float64,
+    then rounded; XLA's float32 division by a constant is not correctly rounded) and the constant flags."""
+    segments: dict[str, np.ndarray] = {
         "value": np.arange(MAX_VALUE_SUM + 1) * (1.0 / MAX_VALUE_SUM),  # defense, attack, pool / 63
-        "pile": np.arange(NUM_CARDS + 1) / NUM_CARDS,
-        "hand": np.arange(NUM_CARDS + 1) / hand_limit,
+        "pile": (NUM_CARDS - np.arange(NUM_CARDS + 1)) / NUM_CARDS,  # by _top: pile size / 36
+        "hand": np.arange(NUM_CARDS + 1) / config.hand_limit,
+        "half": np.arange(NUM_CARDS + 1) * 0.5,  # jokers, supply, discarded jokers / 2
         "owed": np.arange(NUM_CARDS + 1) * 0.1,
-        "turn": np.arange(MAX_TURNS_BOUND + 2) / (max_turns or 200),  # R15: no game lasts longer
+        "turn": np.arange(MAX_TURNS_BOUND + 2) / (config.max_turns or 200),  # R15: no game lasts longer
+        "count": np.arange(NUM_CARDS + 1, dtype=np.float64),  # the idle counter as it is
+        "flags": np.array([float(config.allow_pass), float(config.unfinished_result == "royals"), 0.0]),
     }
-    offsets, start = {}, 0
-    for name, values in segments.items():
-        offsets[name] = start
-        start += len(values)
-    return np.concatenate(list(segments.values())).astype(np.float32), offsets
+    offsets = dict(zip(segments, np.cumsum([0] + [len(v) for v in segments.values()][:-1]).tolist(), strict=True))
+    entries: list[tuple[str, int, int, int, int]] = []  # (block, seat row 0/1 or -1, index in block, kind, operand)
+
+    cards = range(NUM_CARDS)
+    for row in (0, 1):  # 0-7 bloodlines
+        entries.extend(("bloodline", row, 0, _EQUALS, suit) for suit in range(4))
+    entries.extend(("zone", 0, k, _EQUALS, Z_HAND) for k in cards)  # 8-43
+    entries.extend(("alive", row, r, _EQUALS, 1) for row in (0, 1) for r in range(NUM_ROYALS))  # 44-49
+    entries.extend(("zone", row, 18 + rank, _EQUALS, Z_HEART + r)  # 50-103
+                   for row in (0, 1) for r in range(NUM_ROYALS) for rank in range(9))
+    entries.extend(("defense", row, r, _LOOKUP, offsets["value"]) for row in (0, 1) for r in range(NUM_ROYALS))
+    entries.extend(("zone", row, 27 + rank, _EQUALS, Z_UNIT + u)  # 110-271
+                   for row in (0, 1) for u in range(MAX_UNITS) for rank in range(9))
+    entries.extend(("attack", row, u, _LOOKUP, offsets["value"]) for row in (0, 1) for u in range(MAX_UNITS))
+    entries.extend(("jokers", row, 0, _LOOKUP, offsets["half"]) for row in (0, 1))  # 290-291
+    entries.extend(("supply", row, 0, _LOOKUP, offsets["half"]) for row in (0, 1))  # 292-293
+    entries.extend(("zone", row, 9 + rank, _EQUALS, Z_POOL) for row in (0, 1) for rank in range(9))  # 294-311
+    entries.extend(("pool_value", row, 0, _LOOKUP, offsets["value"]) for row in (0, 1))  # 312-313
+    entries.extend(("zone", row, k, _EQUALS, Z_DISCARD) for row in (0, 1) for k in cards)  # 314-385
+    entries.extend(("jokers_discarded", row, 0, _LOOKUP, offsets["half"]) for row in (0, 1))  # 386-387
+    entries.extend(("top", row, 0, _LOOKUP, offsets["pile"]) for row in (0, 1))  # 388-389
+    entries.extend(("hand_size", row, 0, _LOOKUP, offsets["hand"]) for row in (0, 1))  # 390-391
+    entries.extend(("phase", -1, 0, _EQUALS, phase) for phase in range(4))  # 392-395
+    entries.append(("is_active", -1, 0, _EQUALS, 1))  # 396
+    entries.append(("owed", -1, 0, _LOOKUP, offsets["owed"]))  # 397
+    entries.extend(("decoy_royal", -1, 0, _EQUALS, r) for r in range(NUM_ROYALS))  # 398-400
+    entries.append(("decoy_by_joker", -1, 0, _EQUALS, 1))  # 401
+    entries.append(("turn", -1, 0, _LOOKUP, offsets["turn"]))  # 402
+    entries.append(("idle", -1, 0, _LOOKUP, offsets["count"]))  # 403
+    entries.extend(("zero", -1, 0, _LOOKUP, offsets["flags"] + flag) for flag in (0, 1, 2, 2, 2, 2, 2, 2))  # 404-411
+    entries.extend(("zone", 0, k, _EQUALS, Z_PILE) for k in cards)  # 412-447
+    entries.extend(("zone", 1, k, _AT_MOST, Z_HAND) for k in cards)  # 448-483: pile or hand, not told apart
+    entries.append(("is_to_decide", -1, 0, _EQUALS, 1))  # 484
+    assert len(entries) == OBSERVATION_SIZE
+    sizes = dict(_SOURCE_BLOCKS)
+    source = np.zeros((2, OBSERVATION_SIZE), np.int32)
+    for observer in (0, 1):
+        for i, (block, row, index, _, _) in enumerate(entries):
+            seat_row = 0 if row < 0 else (observer if row == 0 else 1 - observer)
+            source[observer, i] = _SOURCE_AT[block] + seat_row * (sizes[block] // 2 if row >= 0 else 0) + index
+    return {
+        "source": source,
+        "kind": np.array([e[3] for e in entries], np.int32),
+        "operand": np.array([e[4] for e in entries], np.int32),
+        "table": np.concatenate(list(segments.values())).astype(np.float32),
+    }
 
 
 # -- state -----------------------------------------------------------------------------------------
@@ -277,9 +339,7 @@ class Env(CardEnv):
         self._limit = config.hand_limit
         self._fixed_bloodlines = (None if config.bloodlines is None
                                   else np.array([SUITS.index(s) for s in config.bloodlines], np.int32))
-        self._scales, self._scale_at = _scale_table(config.hand_limit, config.max_turns)
-        self._rule_flags = np.array([float(config.allow_pass), float(config.unfinished_result == "royals"),
-                                     0, 0, 0, 0, 0, 0], np.float32)
+        self._observation = _observation_tables(config)
 
     # -- Pgx API -------------------------------------------------------------------------------------
 
@@ -327,58 +387,30 @@ class Env(CardEnv):
         return state.replace(current_player=self._to_decide(state), legal_action_mask=self._legal_action_mask(state))
 
     def _observe(self, state: State, player: jax.Array) -> jax.Array:
-        """``encode(view(player))`` of ``card_envs/bloodlines/encoding.py``, block by block."""
-        zone = _seen_from(state._zone, player)  # row 0: the observer's own cards, row 1: the opponent's
-        own, opp = zone[0], zone[1]
-        bloodline = _seen_from(state._bloodline, player)
-        at = self._scale_at
-        scalars = jnp.asarray(self._scales)[jnp.concatenate([  # one gather for every divided scalar
-            at["value"] + _seen_from(state._defense, player).reshape(-1),  # 0-5
-            at["value"] + _seen_from(state._attack, player).reshape(-1),  # 6-23
-            at["value"] + _seen_from(state._pool_value, player),  # 24-25
-            at["pile"] + NUM_CARDS - _seen_from(state._top, player),  # 26-27
-            at["hand"] + _seen_from(state._hand_size, player),  # 28-29
-            jnp.stack([at["owed"] + state._owed, at["turn"] + jnp.minimum(state._turn, MAX_TURNS_BOUND + 1)]),
-        ])]
-        hearts = zone[:, None, 18:27] == (Z_HEART + jnp.arange(3))[None, :, None]  # (2, royal, rank)
-        units = zone[:, None, 27:36] == (Z_UNIT + jnp.arange(MAX_UNITS))[None, :, None]  # (2, unit, rank)
-        half = jnp.float32(0.5)
-        flags = jnp.stack([
-            (state._active == player).astype(jnp.float32),
-            scalars[30],
-        ])
-        decoy = jnp.arange(3) == state._decoy_royal
-        tail = jnp.stack([
-            (state._decoy_by_joker & (state._decoy_royal >= 0)).astype(jnp.float32),
-            scalars[31],
-            state._idle.astype(jnp.float32),
-        ])
-        parts = [
-            (bloodline[:, None] == jnp.arange(4)).reshape(-1),  # 0-7
-            own == Z_HAND,  # 8-43
-            _seen_from(state._alive, player).reshape(-1),  # 44-49
-            hearts.reshape(-1),  # 50-103
-            scalars[:6],  # 104-109
-            units.reshape(-1),  # 110-271
-            scalars[6:24],  # 272-289
-            _seen_from(state._jokers, player) * half,  # 290-291
-            _seen_from(state._supply, player) * half,  # 292-293
-            (zone[:, 9:18] == Z_POOL).reshape(-1),  # 294-311
-            scalars[24:26],  # 312-313
-            (zone == Z_DISCARD).reshape(-1),  # 314-385
-            _seen_from(state._jokers_discarded, player) * half,  # 386-387
-            scalars[26:28],  # 388-389
-            scalars[28:30],  # 390-391
-            jnp.arange(4) == state._phase,  # 392-395
-            flags,  # 396-397
-            decoy,  # 398-400
-            tail,  # 401-403
-            jnp.asarray(self._rule_flags),  # 404-411
-            own == Z_PILE,  # 412-447
-            opp <= Z_HAND,  # 448-483: the opponent's pile or hand, not told apart
-            (self._to_decide(state) == player)[None],  # 484: from the game arrays (-1 once over)
-        ]
-        return jnp.concatenate([part.astype(jnp.float32) for part in parts])
+        """``encode(view(player))`` of ``card_envs/bloodlines/encoding.py``: every entry is one comparison or
+        one table lookup of one entry of the source vector (``_observation_tables``), so the whole vector
+        is two gathers with constant indices and a select, one pass of XLA (no per-block kernels)."""
+        tables = self._observation
+        source = self._observation_source(state, player)
+        x = source[jnp.where(player == 0, tables["source"][0], tables["source"][1])]
+        operand = jnp.asarray(tables["operand"])
+        kind = jnp.asarray(tables["kind"])
+        looked_up = jnp.asarray(tables["table"]).at[operand + x].get(mode="clip")
+        compared = jnp.where(kind == _AT_MOST, x <= operand, x == operand).astype(jnp.float32)
+        return jnp.where(kind == _LOOKUP, looked_up, compared)
+
+    def _observation_source(self, state: State, player: jax.Array) -> jax.Array:
+        """The int32 source vector of the observation of ``player`` (blocks ``_SOURCE_BLOCKS``)."""
+        blocks = {
+            "zone": state._zone, "bloodline": state._bloodline, "alive": state._alive, "defense": state._defense,
+            "attack": state._attack, "pool_value": state._pool_value, "top": state._top,
+            "hand_size": state._hand_size, "jokers": state._jokers, "supply": state._supply,
+            "jokers_discarded": state._jokers_discarded, "phase": state._phase, "owed": state._owed,
+            "turn": jnp.minimum(state._turn, MAX_TURNS_BOUND + 1), "is_active": state._active == player,
+            "decoy_royal": state._decoy_royal, "decoy_by_joker": state._decoy_by_joker & (state._decoy_royal >= 0),
+            "idle": state._idle, "is_to_decide": self._to_decide(state) == player, "zero": jnp.int32(0),
+        }
+        return jnp.concatenate([jnp.asarray(blocks[name], jnp.int32).reshape(-1) for name, _ in _SOURCE_BLOCKS])
 
     def _legal_action_mask(self, state: State) -> jax.Array:
         """Section 8's legality column, as whole-array operations on the active seat's rows."""
