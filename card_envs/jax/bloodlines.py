@@ -54,6 +54,7 @@ action kind contributes through ``jnp.where``; the only loop is R11's forced-ste
 
 from __future__ import annotations
 
+import functools
 from typing import Any, ClassVar
 
 import jax
@@ -176,28 +177,41 @@ def card_value(card: jax.Array, bloodline: jax.Array) -> jax.Array:
     return card % 9 + 2 + jnp.where(card // 9 == bloodline, 1, -1)
 
 
-#: the observation's source vector (``Env._observation_source``): (name, size) of its blocks, in order.
-#: Seat-indexed blocks hold both seats in seat order (the index table picks the observer's row first);
-#: the blocks after ``jokers_discarded`` are already relative to the observer.
-_SOURCE_BLOCKS = (
-    ("zone", 2 * NUM_CARDS), ("bloodline", 2), ("alive", 2 * NUM_ROYALS), ("defense", 2 * NUM_ROYALS),
-    ("attack", 2 * MAX_UNITS), ("pool_value", 2), ("top", 2), ("hand_size", 2), ("jokers", 2), ("supply", 2),
-    ("jokers_discarded", 2), ("phase", 1), ("owed", 1), ("turn", 1), ("is_active", 1), ("decoy_royal", 1),
-    ("decoy_by_joker", 1), ("idle", 1), ("is_to_decide", 1), ("zero", 1),
+#: the observation's source vector (``Env._observation_source``), seen from the observer (seat-indexed
+#: blocks: the observer's row, then the opponent's): (name, size) of the blocks compared as integers, then
+#: (name, size, table segment) of the blocks looked up in the table of scaled values, held as float32 bits
+_COMPARED_BLOCKS = (
+    ("zone", 2 * NUM_CARDS), ("bloodline", 2), ("alive", 2 * NUM_ROYALS), ("phase", 1), ("is_active", 1),
+    ("decoy_royal", 1), ("decoy_by_joker", 1), ("is_to_decide", 1),
 )
-_SOURCE_AT = dict(zip([name for name, _ in _SOURCE_BLOCKS],
-                      np.cumsum([0] + [size for _, size in _SOURCE_BLOCKS[:-1]]).tolist(), strict=True))
+_SCALED_BLOCKS = (
+    ("defense", 2 * NUM_ROYALS, "value"), ("attack", 2 * MAX_UNITS, "value"), ("pool_value", 2, "value"),
+    ("top", 2, "pile"), ("hand_size", 2, "hand"), ("jokers", 2, "half"), ("supply", 2, "half"),
+    ("jokers_discarded", 2, "half"), ("owed", 1, "owed"), ("turn", 1, "turn"), ("idle", 1, "count"),
+    ("flags", 3, "flags"),
+)
+_SOURCE_SIZE = {name: size for name, size, *_ in _COMPARED_BLOCKS + _SCALED_BLOCKS}
+_SOURCE_AT = dict(zip(_SOURCE_SIZE, np.cumsum([0, *_SOURCE_SIZE.values()])[:-1].tolist(), strict=True))
 #: how an observation entry is made from its source entry ``x`` and its operand ``v``
 _EQUALS, _AT_MOST, _LOOKUP = 0, 1, 2  # x == v, x <= v, table[v + x]
 
 
 def _observation_tables(config: Any) -> dict[str, np.ndarray]:
-    """Every observation entry as one rule on one source entry (``Env._observe``'s two gathers):
+    """Every observation entry as one rule on one entry of the observer's source vector (``Env._observe``):
 
-    ``source[seat 0 observing]``, ``source[seat 1 observing]``: the index of its source entry per observer;
-    ``kind``: ``_EQUALS`` / ``_AT_MOST`` / ``_LOOKUP``; ``operand``: the compared value, or the offset into
-    ``table``, the float32 values of every scaled scalar as the Python encoder computes them (float64,
-    then rounded; XLA's float32 division by a constant is not correctly rounded) and the constant flags."""
+    =============  =============================================================================
+    table          meaning
+    =============  =============================================================================
+    ``source``     (485,) the source entry of each observation entry (the observer's rows first)
+    ``kind``       (485,) ``_EQUALS`` / ``_AT_MOST``: ``x == operand`` / ``x <= operand`` as 0/1;
+                   ``_LOOKUP``: ``x`` is a float32 (bits) of the scaled block, copied
+    ``operand``    (485,) the compared value
+    ``scaled``     (n,) the raw source entry of each scaled value (the scaled block, after the raw one)
+    ``offset``     (n,) its segment's offset in ``table``
+    ``table``      every scaled scalar as the Python encoder computes it (float64, then rounded to
+                   float32; XLA's float32 division by a constant is not correctly rounded) and the
+                   constant flags
+    =============  ============================================================================="""
     segments: dict[str, np.ndarray] = {
         "value": np.arange(MAX_VALUE_SUM + 1) * (1.0 / MAX_VALUE_SUM),  # defense, attack, pool / 63
         "pile": (NUM_CARDS - np.arange(NUM_CARDS + 1)) / NUM_CARDS,  # by _top: pile size / 36
@@ -210,7 +224,6 @@ def _observation_tables(config: Any) -> dict[str, np.ndarray]:
     }
     offsets = dict(zip(segments, np.cumsum([0] + [len(v) for v in segments.values()][:-1]).tolist(), strict=True))
     entries: list[tuple[str, int, int, int, int]] = []  # (block, seat row 0/1 or -1, index in block, kind, operand)
-
     cards = range(NUM_CARDS)
     for row in (0, 1):  # 0-7 bloodlines
         entries.extend(("bloodline", row, 0, _EQUALS, suit) for suit in range(4))
@@ -218,40 +231,41 @@ def _observation_tables(config: Any) -> dict[str, np.ndarray]:
     entries.extend(("alive", row, r, _EQUALS, 1) for row in (0, 1) for r in range(NUM_ROYALS))  # 44-49
     entries.extend(("zone", row, 18 + rank, _EQUALS, Z_HEART + r)  # 50-103
                    for row in (0, 1) for r in range(NUM_ROYALS) for rank in range(9))
-    entries.extend(("defense", row, r, _LOOKUP, offsets["value"]) for row in (0, 1) for r in range(NUM_ROYALS))
+    entries.extend(("defense", row, r, _LOOKUP, 0) for row in (0, 1) for r in range(NUM_ROYALS))
     entries.extend(("zone", row, 27 + rank, _EQUALS, Z_UNIT + u)  # 110-271
                    for row in (0, 1) for u in range(MAX_UNITS) for rank in range(9))
-    entries.extend(("attack", row, u, _LOOKUP, offsets["value"]) for row in (0, 1) for u in range(MAX_UNITS))
-    entries.extend(("jokers", row, 0, _LOOKUP, offsets["half"]) for row in (0, 1))  # 290-291
-    entries.extend(("supply", row, 0, _LOOKUP, offsets["half"]) for row in (0, 1))  # 292-293
+    entries.extend(("attack", row, u, _LOOKUP, 0) for row in (0, 1) for u in range(MAX_UNITS))
+    entries.extend(("jokers", row, 0, _LOOKUP, 0) for row in (0, 1))  # 290-291
+    entries.extend(("supply", row, 0, _LOOKUP, 0) for row in (0, 1))  # 292-293
     entries.extend(("zone", row, 9 + rank, _EQUALS, Z_POOL) for row in (0, 1) for rank in range(9))  # 294-311
-    entries.extend(("pool_value", row, 0, _LOOKUP, offsets["value"]) for row in (0, 1))  # 312-313
+    entries.extend(("pool_value", row, 0, _LOOKUP, 0) for row in (0, 1))  # 312-313
     entries.extend(("zone", row, k, _EQUALS, Z_DISCARD) for row in (0, 1) for k in cards)  # 314-385
-    entries.extend(("jokers_discarded", row, 0, _LOOKUP, offsets["half"]) for row in (0, 1))  # 386-387
-    entries.extend(("top", row, 0, _LOOKUP, offsets["pile"]) for row in (0, 1))  # 388-389
-    entries.extend(("hand_size", row, 0, _LOOKUP, offsets["hand"]) for row in (0, 1))  # 390-391
+    entries.extend(("jokers_discarded", row, 0, _LOOKUP, 0) for row in (0, 1))  # 386-387
+    entries.extend(("top", row, 0, _LOOKUP, 0) for row in (0, 1))  # 388-389
+    entries.extend(("hand_size", row, 0, _LOOKUP, 0) for row in (0, 1))  # 390-391
     entries.extend(("phase", -1, 0, _EQUALS, phase) for phase in range(4))  # 392-395
     entries.append(("is_active", -1, 0, _EQUALS, 1))  # 396
-    entries.append(("owed", -1, 0, _LOOKUP, offsets["owed"]))  # 397
+    entries.append(("owed", -1, 0, _LOOKUP, 0))  # 397
     entries.extend(("decoy_royal", -1, 0, _EQUALS, r) for r in range(NUM_ROYALS))  # 398-400
     entries.append(("decoy_by_joker", -1, 0, _EQUALS, 1))  # 401
-    entries.append(("turn", -1, 0, _LOOKUP, offsets["turn"]))  # 402
-    entries.append(("idle", -1, 0, _LOOKUP, offsets["count"]))  # 403
-    entries.extend(("zero", -1, 0, _LOOKUP, offsets["flags"] + flag) for flag in (0, 1, 2, 2, 2, 2, 2, 2))  # 404-411
+    entries.append(("turn", -1, 0, _LOOKUP, 0))  # 402
+    entries.append(("idle", -1, 0, _LOOKUP, 0))  # 403
+    entries.extend(("flags", -1, flag, _LOOKUP, 0) for flag in (0, 1, 2, 2, 2, 2, 2, 2))  # 404-411
     entries.extend(("zone", 0, k, _EQUALS, Z_PILE) for k in cards)  # 412-447
     entries.extend(("zone", 1, k, _AT_MOST, Z_HAND) for k in cards)  # 448-483: pile or hand, not told apart
     entries.append(("is_to_decide", -1, 0, _EQUALS, 1))  # 484
     assert len(entries) == OBSERVATION_SIZE
-    sizes = dict(_SOURCE_BLOCKS)
-    source = np.zeros((2, OBSERVATION_SIZE), np.int32)
-    for observer in (0, 1):
-        for i, (block, row, index, _, _) in enumerate(entries):
-            seat_row = 0 if row < 0 else (observer if row == 0 else 1 - observer)
-            source[observer, i] = _SOURCE_AT[block] + seat_row * (sizes[block] // 2 if row >= 0 else 0) + index
+
+    def source_index(block: str, row: int, index: int) -> int:
+        """``row`` 0: the observer's, 1: the opponent's; -1: a block not per seat."""
+        return _SOURCE_AT[block] + max(row, 0) * (_SOURCE_SIZE[block] // 2) + index
+
     return {
-        "source": source,
-        "kind": np.array([e[3] for e in entries], np.int32),
-        "operand": np.array([e[4] for e in entries], np.int32),
+        "source": np.array([source_index(*entry[:3]) for entry in entries], np.int32),
+        "kind": np.array([entry[3] for entry in entries], np.int32),
+        "operand": np.array([entry[4] for entry in entries], np.int32),
+        "offset": np.concatenate([np.full(size, offsets[segment] + (np.arange(size) if name == "flags" else 0))
+                                  for name, size, segment in _SCALED_BLOCKS]).astype(np.int32),
         "table": np.concatenate(list(segments.values())).astype(np.float32),
     }
 
@@ -388,29 +402,35 @@ class Env(CardEnv):
 
     def _observe(self, state: State, player: jax.Array) -> jax.Array:
         """``encode(view(player))`` of ``card_envs/bloodlines/encoding.py``: every entry is one comparison or
-        one table lookup of one entry of the source vector (``_observation_tables``), so the whole vector
-        is two gathers with constant indices and a select, one pass of XLA (no per-block kernels)."""
+        one copy of one entry of the observer's source vector (``_observation_tables``), so the whole vector
+        is one gather with constant indices and a select, one pass of XLA (no per-block kernels)."""
         tables = self._observation
-        source = self._observation_source(state, player)
-        x = source[jnp.where(player == 0, tables["source"][0], tables["source"][1])]
-        operand = jnp.asarray(tables["operand"])
-        kind = jnp.asarray(tables["kind"])
-        looked_up = jnp.asarray(tables["table"]).at[operand + x].get(mode="clip")
+        x = self._observation_source(state, player)[tables["source"]]
+        kind, operand = jnp.asarray(tables["kind"]), jnp.asarray(tables["operand"])
         compared = jnp.where(kind == _AT_MOST, x <= operand, x == operand).astype(jnp.float32)
-        return jnp.where(kind == _LOOKUP, looked_up, compared)
+        return jnp.where(kind == _LOOKUP, jax.lax.bitcast_convert_type(x, jnp.float32), compared)
 
     def _observation_source(self, state: State, player: jax.Array) -> jax.Array:
-        """The int32 source vector of the observation of ``player`` (blocks ``_SOURCE_BLOCKS``)."""
-        blocks = {
-            "zone": state._zone, "bloodline": state._bloodline, "alive": state._alive, "defense": state._defense,
-            "attack": state._attack, "pool_value": state._pool_value, "top": state._top,
-            "hand_size": state._hand_size, "jokers": state._jokers, "supply": state._supply,
-            "jokers_discarded": state._jokers_discarded, "phase": state._phase, "owed": state._owed,
-            "turn": jnp.minimum(state._turn, MAX_TURNS_BOUND + 1), "is_active": state._active == player,
-            "decoy_royal": state._decoy_royal, "decoy_by_joker": state._decoy_by_joker & (state._decoy_royal >= 0),
-            "idle": state._idle, "is_to_decide": self._to_decide(state) == player, "zero": jnp.int32(0),
+        """The int32 source vector of the observation of ``player`` (``_COMPARED_BLOCKS``, then the scaled
+        values of ``_SCALED_BLOCKS`` as float32 bits, looked up in one gather)."""
+        seen = functools.partial(_seen_from, seat=player)
+        compared = {
+            "zone": seen(state._zone), "bloodline": seen(state._bloodline), "alive": seen(state._alive),
+            "phase": state._phase, "is_active": state._active == player, "decoy_royal": state._decoy_royal,
+            "decoy_by_joker": state._decoy_by_joker & (state._decoy_royal >= 0),
+            "is_to_decide": self._to_decide(state) == player,
         }
-        return jnp.concatenate([jnp.asarray(blocks[name], jnp.int32).reshape(-1) for name, _ in _SOURCE_BLOCKS])
+        scaled = {
+            "defense": seen(state._defense), "attack": seen(state._attack), "pool_value": seen(state._pool_value),
+            "top": seen(state._top), "hand_size": seen(state._hand_size), "jokers": seen(state._jokers),
+            "supply": seen(state._supply), "jokers_discarded": seen(state._jokers_discarded), "owed": state._owed,
+            "turn": jnp.minimum(state._turn, MAX_TURNS_BOUND + 1), "idle": state._idle,
+            "flags": jnp.zeros(3, jnp.int32),
+        }
+        numbers = jnp.concatenate([jnp.asarray(scaled[name], jnp.int32).reshape(-1) for name, *_ in _SCALED_BLOCKS])
+        values = jnp.asarray(self._observation["table"])[self._observation["offset"] + numbers]
+        return jnp.concatenate([jnp.asarray(compared[name], jnp.int32).reshape(-1) for name, _ in _COMPARED_BLOCKS]
+                               + [jax.lax.bitcast_convert_type(values, jnp.int32)])
 
     def _legal_action_mask(self, state: State) -> jax.Array:
         """Section 8's legality column, as whole-array operations on the active seat's rows."""
