@@ -328,6 +328,46 @@ def _add(pair: jax.Array, seat: jax.Array, amount: jax.Array) -> jax.Array:
     return pair + jnp.where(jnp.arange(2) == seat, amount, 0).astype(pair.dtype)
 
 
+def _any(flags: jax.Array) -> jax.Array:
+    """Whether any entry is true, as an unrolled chain of ``or`` (XLA on CPU runs a reduction over a few
+    dozen entries per state far slower than the same number of elementwise operations, which it fuses)."""
+    flags = flags.reshape(-1)
+    return functools.reduce(jnp.logical_or, [flags[i] for i in range(flags.shape[0])])
+
+
+def _can_attack(state: State, me: jax.Array) -> jax.Array:
+    """R9d: whether some unit of ``me`` beats some surviving royal of the opponent (strictly greater attack
+    than its defense): the strongest unit against the weakest survivor, a few elementwise steps."""
+    attack = _of(state._attack, me)
+    strongest = functools.reduce(jnp.maximum, [attack[u] for u in range(MAX_UNITS)])
+    defense = jnp.where(_of(state._alive, 1 - me), _of(state._defense, 1 - me), jnp.iinfo(jnp.int32).max)
+    weakest = functools.reduce(jnp.minimum, [defense[r] for r in range(NUM_ROYALS)])
+    return strongest > weakest
+
+
+def _take(source: jax.Array, index: np.ndarray) -> jax.Array:
+    """``source[index]`` for a constant ``index``; under ``vmap``, one gather over the flattened batch, whose
+    output XLA writes in the batch-major order the state keeps (the plain batched gather puts the batch
+    last, and XLA on CPU then transposes the whole observation: twice the cost)."""
+    return _take_rows(source, jnp.asarray(index, jnp.int32))
+
+
+@jax.custom_batching.custom_vmap
+def _take_rows(source: jax.Array, index: jax.Array) -> jax.Array:
+    return source[index]
+
+
+@_take_rows.def_vmap
+def _take_rows_batched(axis_size: int, in_batched: list[bool], source: jax.Array, index: jax.Array) -> tuple:
+    source_batched, index_batched = in_batched
+    if index_batched or not source_batched:
+        return jax.vmap(lambda s, i: s[i], in_axes=(0 if source_batched else None, 0 if index_batched else None))(
+            source, index), source_batched or index_batched
+    rows = source.reshape(-1, source.shape[-1])
+    flat = (jnp.arange(rows.shape[0], dtype=jnp.int32)[:, None] * rows.shape[1] + index[None, :]).reshape(-1)
+    return rows.reshape(-1)[flat].reshape(source.shape[:-1] + index.shape), True
+
+
 def _seen_from(pair: jax.Array, seat: jax.Array) -> jax.Array:
     """Rows reordered to (``seat``, the other seat)."""
     return jnp.where(seat == 0, pair, pair[::-1])
@@ -405,7 +445,7 @@ class Env(CardEnv):
         one copy of one entry of the observer's source vector (``_observation_tables``), so the whole vector
         is one gather with constant indices and a select, one pass of XLA (no per-block kernels)."""
         tables = self._observation
-        x = self._observation_source(state, player)[tables["source"]]
+        x = _take(self._observation_source(state, player), tables["source"])
         kind, operand = jnp.asarray(tables["kind"]), jnp.asarray(tables["operand"])
         compared = jnp.where(kind == _AT_MOST, x <= operand, x == operand).astype(jnp.float32)
         return jnp.where(kind == _LOOKUP, jax.lax.bitcast_convert_type(x, jnp.float32), compared)
@@ -458,7 +498,7 @@ class Env(CardEnv):
         joker = enemy_alive & (main & (_of(state._jokers, me) > 0))  # R9e
         buy = main & (bloodline == DIAMONDS) & (_of(state._supply, me) > 0) & (
             _of(state._pool_value, me) >= config.joker_cost)  # R9f
-        any_main = heart.any() | new_unit.any() | attack.any() | joker.any() | buy
+        any_main = _any(heart) | _any(new_unit) | _can_attack(state, me) | _any(joker) | buy
         passing = main & (~any_main | config.allow_pass)  # R6
         decoy = running & (phase == DECOY_PHASE)  # R10.3
         return jnp.concatenate([
@@ -556,7 +596,7 @@ class Env(CardEnv):
         rewards = state.rewards
         if config.shaping_weight:  # section 9: +w to the killer, -w to the owner
             rewards = rewards + jnp.where(kill, jnp.where(mine[:, 0], 1.0, -1.0) * config.shaping_weight, 0.0)
-        won = kill & ~_of(alive, enemy).any()  # R14
+        won = kill & ~_any(_of(alive, enemy))  # R14
 
         state = state.replace(
             rewards=rewards.astype(jnp.float32),
@@ -642,13 +682,11 @@ class Env(CardEnv):
         The legal mask's conditions, reduced to what decides them: no resource action (R7) and, in
         ``MAIN``, no main action (R9; a heart always has a surviving royal to go on)."""
         me = state._active
-        enemy = 1 - me
         hand = _of(state._zone, me) == Z_HAND
         bloodline = _of(state._bloodline, me)
-        resource = (hand[0:18].any() & (_of(state._top, me) < NUM_CARDS)) | (
-            (bloodline == DIAMONDS) & hand[9:18].any())
-        attack = (_of(state._attack, me)[:, None] > _of(state._defense, enemy)[None, :]) & _of(state._alive, enemy)
-        main_action = (hand[18:36].any() | attack.any() | (_of(state._jokers, me) > 0)
+        resource = (_any(hand[0:9]) & (_of(state._top, me) < NUM_CARDS)) | (_any(hand[9:18]) & (
+            (_of(state._top, me) < NUM_CARDS) | (bloodline == DIAMONDS)))
+        main_action = (_any(hand[18:36]) | _can_attack(state, me) | (_of(state._jokers, me) > 0)
                        | ((bloodline == DIAMONDS) & (_of(state._supply, me) > 0)
                           & (_of(state._pool_value, me) >= self.config.joker_cost)))
         idle_choice = ~(state.terminated | state.truncated) & ~resource
