@@ -365,7 +365,9 @@ def _take_rows_batched(axis_size: int, in_batched: list[bool], source: jax.Array
             source, index), source_batched or index_batched
     rows = source.reshape(-1, source.shape[-1])
     flat = (jnp.arange(rows.shape[0], dtype=jnp.int32)[:, None] * rows.shape[1] + index[None, :]).reshape(-1)
-    return rows.reshape(-1)[flat].reshape(source.shape[:-1] + index.shape), True
+    # in bounds by construction; without the negative-index wrap, XLA fuses the index arithmetic into the gather
+    taken = rows.reshape(-1).at[flat].get(mode="promise_in_bounds")
+    return taken.reshape(source.shape[:-1] + index.shape), True
 
 
 def _seen_from(pair: jax.Array, seat: jax.Array) -> jax.Array:
@@ -708,7 +710,18 @@ class Env(CardEnv):
         )
 
     def _take_forced_steps(self, state: State) -> State:
-        """R11: forced ``end step 1`` / ``pass`` steps until a real choice or the end, a turn per iteration."""
+        """R11: forced ``end step 1`` / ``pass`` steps until a real choice or the end, a turn per iteration.
+
+        Under ``vmap`` (``_forced_steps_batched``) only the states that have a forced step run the loop,
+        gathered into a few slots: a batched ``while_loop`` would run every state of the batch as many
+        times as the longest chain needs (2-3 turns at batch 4096, while most states need none)."""
+        if not hasattr(self, "_forced_steps"):
+            self._forced_steps = jax.custom_batching.custom_vmap(self._forced_steps_loop)
+            self._forced_steps.def_vmap(self._forced_steps_batched)
+        return self._forced_steps(state)
+
+    def _forced_steps_loop(self, state: State) -> State:
+        """R11's loop for one state (a turn per iteration, at most ``MAX_FORCED_TURNS``)."""
         def forced(carry: tuple[State, jax.Array, jax.Array, jax.Array]) -> jax.Array:
             _, step1, main, turns = carry
             return (step1 | main) & (turns < MAX_FORCED_TURNS)
@@ -721,6 +734,29 @@ class Env(CardEnv):
 
         state, *_ = jax.lax.while_loop(forced, take, (state, *self._forced(state), jnp.int32(0)))
         return state
+
+    def _forced_steps_batched(self, batch: int, in_batched: Any, state: State) -> tuple[State, Any]:
+        """The batched rule of ``_take_forced_steps``: the states with a forced step, ``slots`` at a time
+        (gathered, looped, scattered back), until none is left; the others are not touched."""
+        (state_batched,) = in_batched  # one flag per leaf of the one argument
+        state = jax.tree.map(lambda leaf, batched: leaf if batched else jnp.broadcast_to(leaf, (batch, *leaf.shape)),
+                             state, state_batched)
+        slots = min(batch, max(16, batch // 8))
+        step1, main = jax.vmap(self._forced)(state)
+
+        def pending(carry: tuple[State, jax.Array]) -> jax.Array:
+            return carry[1].any()
+
+        def take(carry: tuple[State, jax.Array]) -> tuple[State, jax.Array]:
+            state, waiting = carry
+            (rows,) = jnp.nonzero(waiting, size=slots, fill_value=batch)  # batch: past the end, dropped below
+            some = jax.tree.map(lambda leaf: leaf.at[rows].get(mode="clip"), state)
+            some = jax.vmap(self._forced_steps_loop)(some)
+            state = jax.tree.map(lambda leaf, new: leaf.at[rows].set(new, mode="drop"), state, some)
+            return state, waiting.at[rows].set(False, mode="drop")
+
+        state, _ = jax.lax.while_loop(pending, take, (state, step1 | main))
+        return state, jax.tree.map(lambda _: True, state)
 
     # -- Python positions ---------------------------------------------------------------------------
 
