@@ -46,10 +46,25 @@ field                  shape/dtype  meaning
 ``_decoy_by_joker``    () bool      the pending ``DECOY`` follows a joker attack
 =====================  ===========  =======================================================================
 
-The legal mask is a handful of whole-array operations over these arrays (no per-action loop), the
-observation one concatenation of comparisons, and the step one straight-line update in which each
-action kind contributes through ``jnp.where``; the only loop is R11's forced-step automation, a
-``lax.while_loop`` of at most ``MAX_FORCED_TURNS`` iterations (one per turn of forced ``end step 1``/``pass``).
+The legal mask is a handful of whole-array operations over these arrays (no per-action loop), and the
+step one straight-line update in which each action kind contributes through ``jnp.where``. How the
+costly parts are kept cheap on a CPU (measured with ``jax.profiler`` on the benchmark's loop):
+
+=========================  ===============================================================================
+part                       form
+=========================  ===============================================================================
+observation                every entry is one comparison with, or one copy of, one entry of a small int32
+                           source vector (``_observation_tables``): one gather with constant indices and a
+                           select, taken over the flattened batch under ``vmap`` (``_take``) so that XLA
+                           writes it batch-major in one pass (per-block kernels and a concatenate cost 2.5x)
+R11 forced steps           at most ``MAX_FORCED_TURNS`` turns; the first in line for every state (a quarter
+                           of a random batch has one), the rest a ``lax.while_loop`` that, under ``vmap``,
+                           runs only the few states that still need it, gathered into slots
+                           (``_forced_steps_batched``): a batched loop would run the whole batch as often as
+                           its longest chain needs
+"any" over a few entries   unrolled ``or`` chains (``_any``) and R9d as strongest unit against weakest
+                           survivor (``_can_attack``): XLA's small reductions are slow on CPU
+=========================  ===============================================================================
 """
 
 from __future__ import annotations
@@ -110,7 +125,8 @@ NUM_ROYALS = 3
 #: its pile (with cards left, a drawn club/diamond could be cycled and a heart/spade played), and a forced
 #: idle turn needs an empty pile too (a full hand of neither kind is empty), so each seat has at most one
 #: moving forced turn, before its idle ones; two idle turns in a row end the game (R15). Longest chain:
-#: the rest of the deciding turn, then N, N, I, I = 5 iterations (10 forced steps).
+#: the rest of the deciding turn, then N, N, I, I = 5 turns (10 forced steps): the first taken in line,
+#: the others in a loop of at most ``MAX_FORCED_TURNS - 1`` iterations.
 MAX_FORCED_TURNS = 5
 #: S4: the low bits of a pile's sort keys hold the card index (see the module docstring)
 _INDEX_BITS = 6
@@ -712,28 +728,42 @@ class Env(CardEnv):
     def _take_forced_steps(self, state: State) -> State:
         """R11: forced ``end step 1`` / ``pass`` steps until a real choice or the end, a turn per iteration.
 
-        Under ``vmap`` (``_forced_steps_batched``) only the states that have a forced step run the loop,
-        gathered into a few slots: a batched ``while_loop`` would run every state of the batch as many
-        times as the longest chain needs (2-3 turns at batch 4096, while most states need none)."""
+        The first turn is taken in line for every state (a quarter of the states of a random batch have
+        one); the rest is a loop. Under ``vmap`` (``_forced_steps_batched``) only the states that still have
+        a forced step (a few percent) run the loop, gathered into a few slots: a batched ``while_loop``
+        would run every state of the batch as many times as the longest chain needs."""
+        state = self._forced_turn(state, self._forced(state)[0])
         if not hasattr(self, "_forced_steps"):
             self._forced_steps = jax.custom_batching.custom_vmap(self._forced_steps_loop)
             self._forced_steps.def_vmap(self._forced_steps_batched)
         return self._forced_steps(state)
 
+    def _forced_turn(self, state: State, step1: jax.Array) -> State:
+        """One turn of R11's automation: the forced ``end step 1`` (where ``step1``), then the forced pass
+        (R6) if the main step offers nothing; a no-op for a state with neither."""
+        state = self._end_step1(state, step1)
+        return self._end_turn(state, self._forced(state)[1])
+
     def _forced_steps_loop(self, state: State) -> State:
-        """R11's loop for one state (a turn per iteration, at most ``MAX_FORCED_TURNS``)."""
+        """R11's loop for one state, after the first forced turn (a turn per iteration)."""
         def forced(carry: tuple[State, jax.Array, jax.Array, jax.Array]) -> jax.Array:
             _, step1, main, turns = carry
-            return (step1 | main) & (turns < MAX_FORCED_TURNS)
+            return (step1 | main) & (turns < MAX_FORCED_TURNS - 1)
 
         def take(carry: tuple[State, jax.Array, jax.Array, jax.Array]) -> tuple:
             state, step1, _, turns = carry
-            state = self._end_step1(state, step1)
-            state = self._end_turn(state, self._forced(state)[1])  # the forced pass (R6)
+            state = self._forced_turn(state, step1)
             return (state, *self._forced(state), turns + 1)
 
         state, *_ = jax.lax.while_loop(forced, take, (state, *self._forced(state), jnp.int32(0)))
         return state
+
+    @staticmethod
+    def _forced_slots(batch: int) -> int:
+        """States of a batch looped at a time by ``_forced_steps_batched``: after the first forced turn, a
+        random batch has 2.5% of its states left in the loop on average, 10% at the 99th percentile (batch
+        4096); more take further rounds of the (correct but slower) outer loop."""
+        return min(batch, max(16, batch // 16))
 
     def _forced_steps_batched(self, batch: int, in_batched: Any, state: State) -> tuple[State, Any]:
         """The batched rule of ``_take_forced_steps``: the states with a forced step, ``slots`` at a time
@@ -741,7 +771,7 @@ class Env(CardEnv):
         (state_batched,) = in_batched  # one flag per leaf of the one argument
         state = jax.tree.map(lambda leaf, batched: leaf if batched else jnp.broadcast_to(leaf, (batch, *leaf.shape)),
                              state, state_batched)
-        slots = min(batch, max(16, batch // 8))
+        slots = self._forced_slots(batch)
         step1, main = jax.vmap(self._forced)(state)
 
         def pending(carry: tuple[State, jax.Array]) -> jax.Array:
