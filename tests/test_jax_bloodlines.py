@@ -22,6 +22,7 @@ from card_envs.bloodlines.rules import ACTION_NAMES, NUMBER_CARDS, Bloodlines
 from card_envs.cards import card_code
 from card_envs.jax import make
 from card_envs.jax.bloodlines import VALUE, card_value
+from card_envs.jax.core import random_legal_actions, reset_finished
 
 NAME = "bloodlines_v0"
 ID = {name: index for index, name in enumerate(ACTION_NAMES)}
@@ -402,3 +403,45 @@ def test_sc13_immediate_stalemate_and_its_variant():  # Sc-13, R15, R16, A40
     assert hand(cycled, 1) == {"3C", "4D", "5D", "4C"}
     cycled = t.play(cycled, "pass")
     assert not bool(cycled.terminated) and int(cycled._idle) == 0 and int(cycled._turn) == 3
+
+
+# -- the batched rules (custom_vmap) against one state at a time ------------------------------------------
+
+
+def test_batched_step_and_observation_equal_one_state_at_a_time():  # R11, section 7
+    """``vmap(step)`` (R11's loop over the states gathered into slots, here one slot so that several rounds
+    run, and the observation's flattened-batch gather) against ``lax.map(step)``, which steps one state at
+    a time through the plain loop, on random play with re-deals: every array of every state equal."""
+    env = make(NAME)
+    env._forced_slots = lambda batch: 1  # every state left in R11's loop after its first turn: its own round
+    batch = 32
+    batched = jax.jit(jax.vmap(env.step))
+    one_by_one = jax.jit(lambda states, actions: jax.lax.map(lambda pair: env.step(*pair), (states, actions)))
+    observe = jax.jit(jax.vmap(env.observe, in_axes=(0, None)))
+    observe_one_by_one = jax.jit(lambda states, p: jax.lax.map(lambda s: env.observe(s, p), states))
+    redeal = jax.jit(functools.partial(reset_finished, env))
+    states = jax.jit(jax.vmap(env.init))(jax.random.split(jax.random.PRNGKey(7), batch))
+    key = jax.random.PRNGKey(8)
+    looped = 0  # steps in which several states went on to R11's loop (more than one round of slots)
+
+    @jax.jit
+    @jax.vmap
+    def left_in_loop(state, action):
+        state = env._apply(state.replace(rewards=jnp.zeros(2, jnp.float32)), action)
+        state = env._forced_turn(state, env._forced(state)[0])
+        return (env._forced(state)[0] | env._forced(state)[1]) & ~(state.terminated | state.truncated)
+
+    for _ in range(40):
+        key, act_key, deal_key = jax.random.split(key, 3)
+        actions = random_legal_actions(act_key, states.legal_action_mask)
+        looped += int(left_in_loop(states, actions).sum()) > 1
+        stepped = batched(states, actions)
+        expected = one_by_one(states, actions)
+        for name in stepped.__dataclass_fields__:
+            np.testing.assert_array_equal(np.asarray(getattr(stepped, name)), np.asarray(getattr(expected, name)),
+                                          err_msg=name)
+        for seat in (0, 1):
+            np.testing.assert_array_equal(np.asarray(observe(stepped, seat)),
+                                          np.asarray(observe_one_by_one(stepped, seat)))
+        states = redeal(stepped, deal_key)
+    assert looped > 0  # the rounds of R11's batched loop ran
