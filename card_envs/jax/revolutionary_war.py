@@ -18,6 +18,13 @@ Every option of :class:`~card_envs.revolutionary_war.rules.RevolutionaryWarConfi
 scoring and the deals of later match games happen inside it (R6-R16, R23). ``card_envs.jax.lockstep``
 checks the two engines decision by decision.
 
+Every function of the step works on one state or on a batch whose arrays carry the batch axis *last*
+(``batch_last``): ``env.step_batch_last(states, actions)`` runs the whole batch at once, each entry of a
+hand or of the observation a contiguous row of games that XLA vectorises (on CPU several times cheaper
+per decision than ``jax.vmap(env.step)``, whose rows of 13 or 157 entries compile to scalar loops; see
+``benchmarks/jax_throughput.py``). Hence sizes are counters (no sums over ranks), the observation's
+ratios are gather-free (``ExactRatios.rows``) and the hand by strength is a rotation, not a gather.
+
 The state keeps what decides the future and the views (suits never matter after the deal, and the
 observation counts ranks); rank indices are A=0 .. K=12, -1 marks an empty slot:
 
