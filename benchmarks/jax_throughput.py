@@ -352,8 +352,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-anchor", action="store_true", help="leave out Pgx leduc_holdem")
     parser.add_argument("--layout", choices=LAYOUTS, default="auto",
-                        help="batch layouts to measure: first = jax.vmap(env.step), last = env.step_batch_last; "
-                             "auto (default): first for every engine, and last for engines built for it")
+                        help="batch layouts to measure: first = jax.vmap(env.step), last = env.step_batch_last, "
+                             "both; auto (default): first for every engine, and last for engines built for it")
     add_output_arguments(parser)
     args = parser.parse_args(argv)
     stamp = run_stamp("benchmarks.jax_throughput", argv)
