@@ -6,19 +6,30 @@ Run from the repository root (needs the ``jax`` extra)::
     python -m benchmarks.jax_throughput --quick               # smoke run, writes benchmarks/results/quick/
     python -m benchmarks.jax_throughput --games revolutionary_war_v0 --batch-sizes 256,4096 --repeats 5
     python -m benchmarks.jax_throughput --config 'battlecards_v0={"num_players": 4}'
+    python -m benchmarks.jax_throughput --layout first          # only jax.vmap(env.step), batch first
 
-=============================  ==========================================================================
-row                            what one timed decision is
-=============================  ==========================================================================
-``<game> [config] jax B=<n>``  one decision of one of ``n`` games played at once inside one jitted
-                               ``fori_loop``: a random legal action per game (``random_legal_actions``),
-                               ``jax.vmap(env.step)``, then finished games re-dealt in the same loop
-                               (``reset_finished`` with ``slots`` fresh deals per step, see below); the
-                               observation of every game is computed on every step (Pgx's API)
-``<game> [config] python``     one decision of the Python rules engine (``benchmarks.throughput``'s
-                               ``engine_loop``: ``state.legal_actions()``, ``state.apply(a)``, no observation)
-``leduc_holdem (pgx) B=<n>``   Pgx's ``leduc_holdem`` through the very same loop (anchor)
-=============================  ==========================================================================
+====================================  ===================================================================
+row                                   what one timed decision is
+====================================  ===================================================================
+``<game> [config] jax B=<n>``         one decision of one of ``n`` games played at once inside one jitted
+                                      ``fori_loop``, the batch axis first (Pgx's way): a uniformly random
+                                      legal action per game (``random_legal_actions``: one random word per
+                                      game hashed with each action id, the legal action of highest
+                                      priority), ``jax.vmap(env.step)`` (the game's step, its legal mask and
+                                      the observation of the player to move, ``encode(view)``, computed for
+                                      every game on every step), then finished games re-dealt in the same
+                                      loop (``reset_finished`` with ``slots`` fresh deals, see below)
+``<game> [config] jax batch-last``    the same decision with the batch axis last in every array of the
+                                      loop: ``env.step_batch_last`` (the same states as ``vmap(env.step)``,
+                                      tested), ``random_legal_actions(..., action_axis=0)`` (the same
+                                      actions), ``reset_finished(..., batch_axis=-1)``; only for engines
+                                      built for it (``batch_last``): they run the batch at once, vectorised
+                                      across games
+``<game> [config] python``            one decision of the Python rules engine (``benchmarks.throughput``'s
+                                      ``engine_loop``: ``state.legal_actions()``, ``state.apply(a)``, no
+                                      observation)
+``leduc_holdem (pgx) B=<n>``          Pgx's ``leduc_holdem`` through the batch-first loop (anchor)
+====================================  ===================================================================
 
 Only decisions count: a game that finished and waits for a free deal slot is stepped without effect (Pgx)
 and not counted; the ``busy`` column is the fraction of game-steps that were decisions. Finished games are
@@ -75,6 +86,8 @@ TARGET_DECISIONS = 1_000_000  #: decisions/s at the best batch size (issue 22)
 TARGET_RATIO = 10.0  #: JAX decisions/s over the Python engine's, same run
 TARGET_COMPILE_SECONDS = 60.0
 ANCHOR = "leduc_holdem (pgx)"
+LAYOUTS = ("auto", "first", "last", "both")
+LAYOUT_LABELS = {"first": "", "last": " batch-last"}
 
 #: configs to measure per game when not just the default (a game without a JAX engine yet is skipped)
 JAX_BENCH_CONFIGS: dict[str, list[dict[str, Any]]] = {
@@ -107,6 +120,7 @@ class JaxRow:
     game: str
     config: dict[str, Any]
     batch: int
+    layout: str = "first"  #: "first": jax.vmap(env.step); "last": env.step_batch_last
     slots: int | None = None
     compile_seconds: float | None = None
     steps_per_call: int = 0
@@ -131,22 +145,28 @@ class PythonRow:
 # -- the timed loop ----------------------------------------------------------------------------------------------
 
 
-def make_runner(env: Any, batch: int, slots: int | None) -> Any:
+def make_runner(env: Any, batch: int, slots: int | None, layout: str = "first") -> Any:
     """``run(state, key, steps) -> (state, key, decisions)``: random legal play of ``batch`` games with
-    auto-reset, ``steps`` times, in one jitted ``fori_loop`` (``steps`` is dynamic: no recompile)."""
+    auto-reset, ``steps`` times, in one jitted ``fori_loop`` (``steps`` is dynamic: no recompile).
+
+    ``layout="first"``: ``jax.vmap(env.step)`` on states with the batch axis first (Pgx's way);
+    ``"last"``: ``env.step_batch_last`` on states with the batch axis last (the whole loop keeps them so)."""
     import jax
 
     from card_envs.jax.core import random_legal_actions, reset_finished
 
-    step = jax.vmap(env.step)
+    last = layout == "last"
+    step = env.step_batch_last if last else jax.vmap(env.step)
+    needs_keys = getattr(env, "step_uses_key", True)  # Pgx's own games take a key per state
 
     def body(_, carry):
         state, key, decisions = carry
         key, act_key, step_key, deal_key = jax.random.split(key, 4)
         decisions += (~(state.terminated | state.truncated)).sum()
-        actions = random_legal_actions(act_key, state.legal_action_mask)
-        state = step(state, actions, jax.random.split(step_key, batch))
-        return reset_finished(env, state, deal_key, slots, lazy=slots is not None), key, decisions
+        actions = random_legal_actions(act_key, state.legal_action_mask, action_axis=0 if last else -1)
+        state = step(state, actions, jax.random.split(step_key, batch) if needs_keys else None)
+        state = reset_finished(env, state, deal_key, slots, lazy=slots is not None, batch_axis=-1 if last else 0)
+        return state, key, decisions
 
     def run(state, key, steps):
         return jax.lax.fori_loop(0, steps, body, (state, key, jax.numpy.int32(0)))
@@ -159,8 +179,9 @@ def prepare(row: JaxRow, env: Any, seconds: float, seed: int) -> None:
     import jax
 
     key = jax.random.PRNGKey(seed)
-    state = jax.jit(jax.vmap(env.init))(jax.random.split(key, row.batch))
-    runner = make_runner(env, row.batch, row.slots)
+    init = env.init_batch_last if row.layout == "last" else jax.vmap(env.init)
+    state = jax.jit(init)(jax.random.split(key, row.batch))
+    runner = make_runner(env, row.batch, row.slots, row.layout)
     start = time.perf_counter()
     compiled = runner.lower(state, key, 1).compile()
     row.compile_seconds = time.perf_counter() - start
@@ -199,6 +220,13 @@ def parse_configs(entries: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
     return configs
 
 
+def layouts_for(env: Any, choice: str) -> list[str]:
+    """The batch layouts to measure for ``env`` under ``--layout choice``."""
+    if choice == "auto":
+        return ["first", "last"] if env.batch_last else ["first"]
+    return ["first", "last"] if choice == "both" else [choice]
+
+
 def slots_for(batch: int, mean_episode: float) -> int:
     return min(batch, math.ceil(2 * batch / max(mean_episode, 1.0)) + 1)
 
@@ -208,7 +236,8 @@ def slots_for(batch: int, mean_episode: float) -> int:
 
 def summarize(jax_rows: list[JaxRow], python_rows: list[PythonRow], anchor_rows: list[JaxRow]) -> dict[str, Any]:
     def row_dict(row: JaxRow) -> dict[str, Any]:
-        out = {"label": row.label, "game": row.game, "config": row.config, "batch": row.batch, "slots": row.slots,
+        out = {"label": row.label, "game": row.game, "config": row.config, "batch": row.batch, "layout": row.layout,
+               "slots": row.slots,
                "compile_seconds": row.compile_seconds, "steps_per_call": row.steps_per_call,
                "skipped": row.skipped, "samples": [vars(s) for s in row.samples]}
         if row.samples:
@@ -227,7 +256,7 @@ def summarize(jax_rows: list[JaxRow], python_rows: list[PythonRow], anchor_rows:
                      default=None)
         pairs = list(zip(best.samples, python.samples, strict=False))
         entry = {
-            "game": python.game, "config": python.config, "best_batch": best.batch,
+            "game": python.game, "config": python.config, "best_batch": best.batch, "best_layout": best.layout,
             "best_decisions_per_s": spread([s.rate for s in best.samples]),
             "python_decisions_per_s": spread([s.steps_per_s for s in python.samples]),
             "python_decisions_per_cpu_s": spread([s.steps_per_cpu_s for s in python.samples]),
@@ -276,7 +305,8 @@ def render_markdown(report: dict[str, Any]) -> str:
     for e in report["engines"]:
         anchor = _ratio(e["ratio_to_anchor"]) + f" (B={e['anchor_best_batch']})" if "ratio_to_anchor" in e else "-"
         lines.append(
-            f"| {e['game']} | {config_label(e['config'])} | {e['best_batch']} | {_rate(e['best_decisions_per_s'])} | "
+            f"| {e['game']} | {config_label(e['config'])} | {e['best_batch']}{LAYOUT_LABELS[e['best_layout']]} | "
+            f"{_rate(e['best_decisions_per_s'])} | "
             f"{_rate(e['python_decisions_per_s'])} | {_ratio(e['ratio_to_python'])} | "
             f"{_ratio(e['ratio_to_python_cpu'])} | {e['max_compile_seconds']:.1f} | {anchor} | "
             f"{'yes' if e['meets_decisions_target'] else 'NO'} | {'yes' if e['meets_ratio_target'] else 'NO'} | "
@@ -321,6 +351,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=1.0, help="seconds per timed call (default 1)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-anchor", action="store_true", help="leave out Pgx leduc_holdem")
+    parser.add_argument("--layout", choices=LAYOUTS, default="auto",
+                        help="batch layouts to measure: first = jax.vmap(env.step), last = env.step_batch_last, "
+                             "both; auto (default): first for every engine, and last for engines built for it")
     add_output_arguments(parser)
     args = parser.parse_args(argv)
     stamp = run_stamp("benchmarks.jax_throughput", argv)
@@ -349,8 +382,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         for config in configs.get(name, [{}]):
             label = f"{name} [{config_label(config)}]"
             python_rows.append(PythonRow(f"{label} python", name, config))
-            for batch in batch_sizes:
-                jax_rows.append(JaxRow(f"{label} jax", name, config, batch))
+            for layout in layouts_for(make(name, **config), args.layout):
+                for batch in batch_sizes:
+                    jax_rows.append(JaxRow(f"{label} jax{LAYOUT_LABELS[layout]}", name, config, batch, layout))
     anchor_rows = [] if args.no_anchor else [JaxRow(ANCHOR, "leduc_holdem", {}, b) for b in batch_sizes]
 
     # the Python engines first: their episode lengths size the JAX rows' deal slots

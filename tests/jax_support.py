@@ -39,6 +39,7 @@ class Engine:
     step: Any
     batch_init: Any
     batch_step: Any
+    batch_step_last: Any  #: ``env.step_batch_last``: the batch axis last
     observe_all: Any  #: every seat's observation of one state, ``(num_players, obs_size)``
 
     def keys(self, seed: int, count: int) -> jax.Array:
@@ -55,6 +56,7 @@ def _engine(name: str, options_json: str) -> Engine:
         step=jax.jit(env.step),
         batch_init=jax.jit(jax.vmap(env.init)),
         batch_step=jax.jit(jax.vmap(env.step)),
+        batch_step_last=jax.jit(env.step_batch_last),
         observe_all=jax.jit(lambda state: jax.vmap(lambda p: env.observe(state, p))(seats)),
     )
 

@@ -26,6 +26,8 @@ from card_envs.jax.core import (
     OVER_PLAYER,
     ExactRatios,
     available_games,
+    batch_first,
+    batch_last,
     make,
     random_legal_actions,
     reset_finished,
@@ -108,6 +110,27 @@ def test_jit_vmap_random_play(name, batch):
         single = e.step(rows(before, index), actions[index], jax.random.split(step_keys, batch)[index])
         row = rows(state, index)
         assert all(jax.tree.leaves(jax.tree.map(np.array_equal, single, row)))
+
+
+@pytest.mark.parametrize("name", [name if make(name).batch_last else pytest.param(name, marks=pytest.mark.slow)
+                                  for name in GAMES])  # the others just vmap step: slow compiles, opt-in
+def test_step_batch_last_is_the_vmapped_step_with_the_batch_axis_last(name):
+    e = engine(name)
+    batch = 8
+    state = e.batch_init(e.keys(3, batch))
+    last = jax.jit(e.env.init_batch_last)(e.keys(3, batch))
+    assert all(jax.tree.leaves(jax.tree.map(np.array_equal, batch_last(state), last)))
+    key = jax.random.PRNGKey(4)
+    for _ in range(60):  # past the end of some games (after the end a step changes nothing)
+        key, pick, step_key = jax.random.split(key, 3)
+        actions = random_legal_actions(pick, state.legal_action_mask)
+        assert np.array_equal(actions, random_legal_actions(pick, last.legal_action_mask, action_axis=0))
+        keys = jax.random.split(step_key, batch)
+        state = e.batch_step(state, actions, keys)
+        last = e.batch_step_last(last, actions, keys)
+        assert all(jax.tree.leaves(jax.tree.map(np.array_equal, state, batch_first(last))))
+    if e.env.batch_last:  # e.g. Revolutionary War, whose games last at most 52 decisions: ends covered too
+        assert bool((state.terminated | state.truncated).any())
 
 
 # -- from_state -----------------------------------------------------------------------------------------------
@@ -284,6 +307,16 @@ def test_reset_finished_redeals_at_most_slots_finished_states():
             assert np.array_equal(np.asarray(getattr(fresh, field))[~done], np.asarray(getattr(state, field))[~done])
 
 
+def test_reset_finished_with_the_batch_axis_last_redeals_the_same_states():
+    e = engine(GAMES[0])
+    state = _finished_batch(e)
+    reset = jax.jit(reset_finished, static_argnums=(0, 3, 4, 5))
+    for slots in (1,):  # the scatter into the last axis (slots=None is one jnp.where either way)
+        first = reset(e.env, state, jax.random.PRNGKey(5), slots, False, 0)
+        last = reset(e.env, batch_last(state), jax.random.PRNGKey(5), slots, False, -1)
+        assert all(jax.tree.leaves(jax.tree.map(np.array_equal, batch_last(first), last)))
+
+
 def test_step_autoreset_keeps_the_ending_steps_rewards_on_the_next_deal():
     e = engine(GAMES[0])
     step = jax.jit(jax.vmap(step_autoreset(e.env)))
@@ -325,6 +358,11 @@ def test_random_legal_actions_are_legal_and_uniform():
         assert chisquare(np.bincount(half, minlength=14)[legal]).pvalue > 1e-4
 
 
+def test_random_legal_actions_refuses_other_axes():
+    with pytest.raises(ValueError, match="action_axis"):
+        random_legal_actions(jax.random.PRNGKey(0), jnp.ones((4, 3, 2), bool), action_axis=1)
+
+
 def test_exact_ratios_round_as_the_python_encoding():
     """XLA turns ``n / d`` into ``n * (1 / d)``; the table must give float32(n / d) computed in float64."""
     parts = [(39, 39), (5, 52), (52, 52), (60, 112), (27, 79), (100, 152)]
@@ -332,6 +370,8 @@ def test_exact_ratios_round_as_the_python_encoding():
     top = max(t for _, t in parts)
     numerators = jnp.asarray(np.repeat(np.arange(top + 1)[:, None], len(parts), axis=1), jnp.int32)
     got = np.asarray(jax.jit(jax.vmap(ratios))(numerators))
+    rows = np.asarray(jax.jit(ratios.rows)(numerators.T))  # without the table's gather, batch last
     for column, (denominator, largest) in enumerate(parts):
         n = np.arange(largest + 1)
         assert np.array_equal(got[: largest + 1, column], (n / denominator).astype(np.float32)), denominator
+        assert np.array_equal(rows[column, : largest + 1], (n / denominator).astype(np.float32)), denominator

@@ -45,6 +45,9 @@ entry point                             what it does
 ``random_legal_actions(key, mask)``     a random legal action per state of a batch
 ``step_autoreset(env)``                 a per-state step that starts the next episode when one ends (trainers)
 ``reset_finished(env, states, ...)``    re-deal the finished states of a batch, ``slots`` at a time
+``env.step_batch_last(states, a)``     a batch with the batch axis *last* (``env.init_batch_last``,
+                                        ``batch_last`` / ``batch_first`` convert): the states of
+                                        ``vmap(env.step)``, faster on CPU for the engines built for it
 ======================================  =======================================================================
 
 Conventions (Pgx's): ``current_player`` is ``0`` once the episode is over, the mask is all True then, an
@@ -67,6 +70,8 @@ from card_envs.jax.core import (
     CardEnv,
     CardState,
     available_games,
+    batch_first,
+    batch_last,
     from_state,
     make,
     random_legal_actions,
@@ -75,6 +80,6 @@ from card_envs.jax.core import (
 )
 
 __all__ = [
-    "JAX_GAMES", "CardEnv", "CardState", "available_games", "from_state", "make", "random_legal_actions",
-    "reset_finished", "step_autoreset",
+    "JAX_GAMES", "CardEnv", "CardState", "available_games", "batch_first", "batch_last", "from_state", "make",
+    "random_legal_actions", "reset_finished", "step_autoreset",
 ]

@@ -15,6 +15,11 @@ member                           what it is
 ``chance_fields``                game arrays that hold future chance (decks of later games, drawn
                                  from a key): not part of the position, so lockstep does not compare
                                  them and ``from_state`` fills them from its ``key``
+``batch_last``                   ``True`` if ``_step``, ``_observe`` and ``_legal_action_mask`` also take
+                                 a batch of states whose arrays carry the batch axis *last* (each
+                                 scalar a ``(n,)`` row, each ``(k,)`` array ``(k, n)``; keys stay
+                                 ``(n, ...)``): :meth:`CardEnv.step_batch_last` then runs them once on
+                                 the whole batch; default ``False`` (it vmaps ``step``)
 ``_init(key)``                   a fresh deal shuffled with ``key``: the game arrays, ``rewards`` zero,
                                  ``current_player``; ``observation`` / ``legal_action_mask`` may be
                                  placeholders (the core fills them)
@@ -71,6 +76,11 @@ helper                                    use
                                           ``slots`` wait; benchmarks, and trainers that read rewards and
                                           flags before calling it)
 :func:`random_legal_actions`              a random legal action per state of a batch
+:meth:`CardEnv.step_batch_last`           a batch with the batch axis *last* (:meth:`CardEnv.init_batch_last`,
+                                          :func:`batch_last` / :func:`batch_first`): the same states as
+                                          ``vmap(step)``, several times faster on CPU for ``batch_last``
+                                          engines (vectorised across games); the helpers above take
+                                          ``batch_axis=-1`` / ``action_axis=0`` for it
 ========================================  ================================================================
 
 Helpers for the game files: :func:`shuffled` (a deck permutation from a key), :func:`one_hot`, :func:`popcount`,
@@ -156,6 +166,7 @@ class CardEnv(pgx.Env):
     unsupported_options: ClassVar[dict[str, str]] = {}
     step_uses_key: ClassVar[bool] = True
     chance_fields: ClassVar[tuple[str, ...]] = ()
+    batch_last: ClassVar[bool] = False
 
     def __init__(self, **options: Any) -> None:
         super().__init__()
@@ -211,21 +222,45 @@ class CardEnv(pgx.Env):
         (``step_uses_key = False``) accept ``None``."""
         if key is None and self.step_uses_key:
             raise ValueError(f"{self.name}: step(state, action, key) needs a PRNG key (later shuffles use it)")
-        action = jnp.asarray(action, jnp.int32)
+        return self._step_plumbing(state, jnp.asarray(action, jnp.int32), key)
+
+    def _step_plumbing(self, state: CardState, action: jax.Array, key: jax.Array | None) -> CardState:
+        """``step`` of one state, or (``batch_last`` games) of a batch whose arrays carry the batch axis last."""
         legal_id = (action >= 0) & (action < self.num_actions)
         action = jnp.clip(action, 0, self.num_actions - 1)
         over = state.terminated | state.truncated
-        illegal = ~(legal_id & state.legal_action_mask[action])
+        illegal = ~(legal_id & (state.legal_action_mask & (_column(self.num_actions, action) == action)).any(0))
         counted = state.replace(_step_count=state._step_count + 1)
         stepped = self._step(counted, action, key)
         refused = counted.replace(rewards=self._illegal_action_rewards(state.current_player),
-                                  terminated=jnp.bool_(True))
+                                  terminated=jnp.ones_like(state.terminated))
         after_end = state.replace(rewards=jnp.zeros_like(state.rewards))
         return self._finished(tree_where(over, after_end, tree_where(illegal, refused, stepped)))
 
+    def init_batch_last(self, keys: jax.Array) -> CardState:
+        """``jax.vmap(init)(keys)`` with the batch axis *last* in every array (see :meth:`step_batch_last`)."""
+        return jax.vmap(self.init, out_axes=-1)(keys)
+
+    def step_batch_last(self, states: CardState, actions: jax.Array, keys: jax.Array | None = None) -> CardState:
+        """``step`` of a batch whose arrays carry the batch axis *last* (``(k, n)`` for a ``(k,)`` field; keys
+        stay ``(n, ...)``): the same states as ``jax.vmap(step)`` with the axes moved.
+
+        Faster on CPU for ``batch_last`` engines: the game runs once on the whole batch, each entry of a
+        hand or an observation a contiguous row of ``n`` games, so XLA vectorises across games (with the
+        batch first, rows of 13 or 157 entries compile to scalar loops). Other engines run
+        ``jax.vmap(step)`` over the last axis. Keep the batch in this layout from step to step
+        (:meth:`init_batch_last`, ``reset_finished(..., batch_axis=-1)``, :func:`batch_last` /
+        :func:`batch_first` to convert)."""
+        if keys is None and self.step_uses_key:
+            raise ValueError(f"{self.name}: step_batch_last(states, actions, keys) needs PRNG keys")
+        actions = jnp.asarray(actions, jnp.int32)
+        if self.batch_last:
+            return self._step_plumbing(states, actions, keys)
+        return jax.vmap(self.step, in_axes=(-1, 0, None if keys is None else 0), out_axes=-1)(states, actions, keys)
+
     def _illegal_action_rewards(self, mover: jax.Array) -> jax.Array:
         others = 1.0 / max(self.num_players - 1, 1)
-        return jnp.where(jnp.arange(self.num_players) == mover, -1.0, others).astype(jnp.float32)
+        return jnp.where(_column(self.num_players, mover) == mover, -1.0, others).astype(jnp.float32)
 
     def observe(self, state: CardState, player_id: Any = None) -> jax.Array:
         """``game.encode(view(player_id))`` of the equal Python state (default: ``current_player``)."""
@@ -366,6 +401,11 @@ def _seed(key: jax.Array | None) -> tuple[int, ...]:
     return tuple(int(word) for word in np.asarray(key).ravel())
 
 
+def _column(size: int, like: jax.Array) -> jax.Array:
+    """``arange(size)`` shaped to broadcast against ``like``'s trailing batch axes (none for one state)."""
+    return jnp.arange(size, dtype=jnp.int32).reshape((size,) + (1,) * jnp.ndim(like))
+
+
 def _has_module(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
@@ -413,6 +453,7 @@ class ExactRatios:
     engine with ``(denominator, largest numerator)`` per entry; call it with the numerators (int array)."""
 
     def __init__(self, parts: Sequence[tuple[int | float, int]]) -> None:
+        self.parts = [(denominator, top) for denominator, top in parts]
         self.table = np.concatenate([np.arange(top + 1) / denominator for denominator, top in parts]).astype(
             np.float32)
         self.tops = np.array([top for _, top in parts], np.int32)
@@ -420,6 +461,21 @@ class ExactRatios:
 
     def __call__(self, numerators: jax.Array) -> jax.Array:
         return jnp.asarray(self.table)[self.offsets + jnp.clip(numerators, 0, self.tops)]
+
+    def rows(self, numerators: jax.Array) -> jax.Array:
+        """The same values without a gather, for numerators ``(parts, *batch)`` (one row per part, any
+        trailing batch axes): ``n * float32(1 / d)`` (an IEEE product, as XLA computes it), replaced by the
+        table's value at the few numerators where that product is one ulp off. Elementwise, so XLA
+        vectorises it across a batch (a gather per entry compiles to a scalar loop)."""
+        rows = []
+        for (denominator, top), numerator in zip(self.parts, numerators, strict=True):
+            exact = self.table[self.offsets[len(rows)]:][: top + 1]
+            reciprocal = np.float32(1 / denominator)
+            value = numerator.astype(jnp.float32) * reciprocal
+            for n in np.flatnonzero(np.arange(top + 1, dtype=np.float32) * reciprocal != exact):
+                value = jnp.where(numerator == n, exact[n], value)
+            rows.append(value)
+        return jnp.stack(rows)
 
 
 def observation_seat(current_player: jax.Array) -> jax.Array:
@@ -463,10 +519,22 @@ def random_legal_action(key: jax.Array, legal_action_mask: jax.Array) -> jax.Arr
     return random_legal_actions(key, legal_action_mask[None])[0]
 
 
-def random_legal_actions(key: jax.Array, legal_action_mask: jax.Array) -> jax.Array:
+def random_legal_actions(key: jax.Array, legal_action_mask: jax.Array, action_axis: int = -1) -> jax.Array:
     """A random legal action for each mask of a batch ``(batch, num_actions)``, cheaply (benchmarks, random
     opponents): one random word per state, hashed with each action id into a priority; the legal action
-    of highest priority is played. Uniform over the legal set up to the quality of the hash (tested)."""
+    of highest priority is played. Uniform over the legal set up to the quality of the hash (tested).
+
+    ``action_axis=0`` takes batch-last masks ``(num_actions, batch)`` (:meth:`CardEnv.step_batch_last`) and
+    picks the same actions as for the transposed masks, with one whole-batch vector step per action id."""
+    if action_axis not in (0, -1, legal_action_mask.ndim - 1):
+        raise ValueError(f"action_axis must be -1 (masks (batch, actions)) or 0 (masks (actions, batch)), "
+                         f"got {action_axis}")
+    if action_axis == 0 and legal_action_mask.ndim > 1:
+        legal_action_mask = legal_action_mask.T
+        word = jax.random.bits(key, legal_action_mask.shape[:-1], jnp.uint32)[..., None]
+        salt = jnp.arange(legal_action_mask.shape[-1], dtype=jnp.uint32) * jnp.uint32(0x9E3779B9)
+        priority = jnp.where(legal_action_mask, _mix32(word ^ salt), 0)
+        return jnp.argmax(priority.T, axis=0).astype(jnp.int32)
     word = jax.random.bits(key, legal_action_mask.shape[:-1], jnp.uint32)[..., None]
     salt = jnp.arange(legal_action_mask.shape[-1], dtype=jnp.uint32) * jnp.uint32(0x9E3779B9)
     priority = jnp.where(legal_action_mask, _mix32(word ^ salt), 0)
@@ -506,32 +574,53 @@ def step_autoreset(env: pgx.Env) -> Callable[[pgx.State, jax.Array, jax.Array], 
 
 
 def reset_finished(env: pgx.Env, states: pgx.State, key: jax.Array, slots: int | None = None,
-                   lazy: bool = False) -> pgx.State:
+                   lazy: bool = False, batch_axis: int = 0) -> pgx.State:
     """A batch of states in which finished episodes (terminated or truncated) are replaced by fresh deals.
 
     With ``slots=None`` every finished state is re-dealt (the deal is computed for the whole batch). With
     ``slots=k`` the first ``k`` finished states are re-dealt and only ``k`` deals are computed; any further
     finished states wait for a later call (stepping them changes nothing, Pgx). With ``lazy=True`` nothing
     happens until ``k`` states are finished (a real branch on the batch, so most steps skip the deal and its
-    pass over the batch; finished states wait a few steps). Read ``rewards`` and the flags of the step
-    before calling this: the fresh states have them cleared. Jit it with ``slots`` and ``lazy`` static."""
+    pass over the batch; finished states wait a few steps). ``batch_axis=-1``: the batch axis is last in
+    every array (:meth:`CardEnv.step_batch_last`). Read ``rewards`` and the flags of the step before
+    calling this: the fresh states have them cleared. Jit it with ``slots``, ``lazy`` and ``batch_axis``
+    static."""
+    if batch_axis not in (0, -1):
+        raise ValueError(f"batch_axis must be 0 (batch first, jax.vmap's default) or -1 (batch last), got {batch_axis}")
     done = states.terminated | states.truncated
     batch = done.shape[0]
     if lazy and slots is not None and slots < batch:
-        return jax.lax.cond(done.sum() >= slots, lambda: reset_finished(env, states, key, slots), lambda: states)
+        return jax.lax.cond(done.sum() >= slots, lambda: reset_finished(env, states, key, slots, batch_axis=batch_axis),
+                            lambda: states)
+    deal = jax.vmap(env.init, out_axes=batch_axis)
     if slots is None or slots >= batch:
-        fresh = jax.vmap(env.init)(jax.random.split(key, batch))
-        return jax.tree.map(lambda new, old: jnp.where(_expand(done, old), new, old), fresh, states)
+        fresh = deal(jax.random.split(key, batch))
+        return jax.tree.map(lambda new, old: jnp.where(_expand(done, old, batch_axis), new, old), fresh, states)
     (rows,) = jnp.nonzero(done, size=slots, fill_value=batch)  # batch: out of range, dropped by the scatter
-    fresh = jax.vmap(env.init)(jax.random.split(key, slots))
-    return jax.tree.map(lambda old, new: old.at[rows].set(new, mode="drop"), states, fresh)
+    fresh = deal(jax.random.split(key, slots))
+    if batch_axis == 0:
+        return jax.tree.map(lambda old, new: old.at[rows].set(new, mode="drop"), states, fresh)
+    return jax.tree.map(lambda old, new: old.at[..., rows].set(new, mode="drop"), states, fresh)
 
 
-def _expand(flags: jax.Array, like: jax.Array) -> jax.Array:
+def batch_last(states: Any) -> Any:
+    """A batch of states (batch axis first, as ``jax.vmap`` makes it) with the batch axis moved last."""
+    return jax.tree.map(lambda leaf: jnp.moveaxis(leaf, 0, -1), states)
+
+
+def batch_first(states: Any) -> Any:
+    """The inverse of :func:`batch_last`: the batch axis back in front (``jax.vmap``'s layout)."""
+    return jax.tree.map(lambda leaf: jnp.moveaxis(leaf, -1, 0), states)
+
+
+def _expand(flags: jax.Array, like: jax.Array, batch_axis: int = 0) -> jax.Array:
+    if batch_axis == -1:  # (n,) already broadcasts against (..., n)
+        return flags
     return flags.reshape(flags.shape + (1,) * (like.ndim - flags.ndim))
 
 
 __all__ = [
-    "JAX_GAMES", "OVER_PLAYER", "CardEnv", "CardState", "available_games", "from_state", "make",
+    "JAX_GAMES", "OVER_PLAYER", "CardEnv", "CardState", "available_games", "batch_first", "batch_last", "from_state",
+    "make",
     "random_legal_action", "random_legal_actions", "reset_finished", "step_autoreset",
 ]
