@@ -120,7 +120,7 @@ from card_envs.battlecards.rules import (
     BattlecardsState,
     sorted_deck,
 )
-from card_envs.jax.core import CardEnv, CardState
+from card_envs.jax.core import CardEnv, CardState, mix32
 
 MAX_SEATS = 6
 _NONE_KIND = NUM_KINDS  # the "none" entry of a kind one-hot
@@ -267,20 +267,11 @@ def _kind_counts(kinds: jax.Array) -> jax.Array:
     return (kinds[..., None] == _KINDS).sum(-2, dtype=jnp.int32)
 
 
-def _mix(x: jax.Array) -> jax.Array:
-    """A 32-bit integer hash (lowbias32): the engine's random words, seeded from the key."""
-    x = x ^ (x >> 16)
-    x = x * jnp.uint32(0x7FEB352D)
-    x = x ^ (x >> 15)
-    x = x * jnp.uint32(0x846CA68B)
-    return x ^ (x >> 16)
-
-
 def _words(flow: Flow, shape: tuple[int, ...]) -> tuple[Flow, jax.Array]:
     """Fresh random uint32 words of a static shape."""
     size = int(np.prod(shape))
     index = flow.counter + jnp.arange(size, dtype=jnp.uint32).reshape(shape)
-    words = _mix(_mix(index * _GOLDEN + flow.seed) ^ flow.seed)
+    words = mix32(mix32(index * _GOLDEN + flow.seed) ^ flow.seed)
     return flow._replace(counter=flow.counter + jnp.uint32(size)), words
 
 

@@ -533,15 +533,15 @@ def random_legal_actions(key: jax.Array, legal_action_mask: jax.Array, action_ax
         legal_action_mask = legal_action_mask.T
         word = jax.random.bits(key, legal_action_mask.shape[:-1], jnp.uint32)[..., None]
         salt = jnp.arange(legal_action_mask.shape[-1], dtype=jnp.uint32) * jnp.uint32(0x9E3779B9)
-        priority = jnp.where(legal_action_mask, _mix32(word ^ salt), 0)
+        priority = jnp.where(legal_action_mask, mix32(word ^ salt), 0)
         return jnp.argmax(priority.T, axis=0).astype(jnp.int32)
     word = jax.random.bits(key, legal_action_mask.shape[:-1], jnp.uint32)[..., None]
     salt = jnp.arange(legal_action_mask.shape[-1], dtype=jnp.uint32) * jnp.uint32(0x9E3779B9)
-    priority = jnp.where(legal_action_mask, _mix32(word ^ salt), 0)
+    priority = jnp.where(legal_action_mask, mix32(word ^ salt), 0)
     return jnp.argmax(priority, axis=-1).astype(jnp.int32)
 
 
-def _mix32(x: jax.Array) -> jax.Array:
+def mix32(x: jax.Array) -> jax.Array:
     """An integer hash with good avalanche ("lowbias32", C. Wellons): close bits give unrelated outputs."""
     x = x ^ (x >> 16)
     x = x * jnp.uint32(0x7FEB352D)
@@ -622,5 +622,5 @@ def _expand(flags: jax.Array, like: jax.Array, batch_axis: int = 0) -> jax.Array
 __all__ = [
     "JAX_GAMES", "OVER_PLAYER", "CardEnv", "CardState", "available_games", "batch_first", "batch_last", "from_state",
     "make",
-    "random_legal_action", "random_legal_actions", "reset_finished", "step_autoreset",
+    "mix32", "random_legal_action", "random_legal_actions", "reset_finished", "step_autoreset",
 ]
