@@ -7,20 +7,17 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jax
+import jax.numpy as jnp
 import numpy as np
+import pgx
 import pytest
+from pgx._src.struct import dataclass
 
-jax = pytest.importorskip("jax")
-pytest.importorskip("optax")
-
-import jax.numpy as jnp  # noqa: E402
-import pgx  # noqa: E402
-from pgx._src.struct import dataclass  # noqa: E402
-
-from card_envs.core.errors import ConfigError  # noqa: E402
-from train import jax_ppo  # noqa: E402
-from train.checkpoint import read_checkpoint  # noqa: E402
-from train.config import config_from_dict, load_config  # noqa: E402
+from card_envs.core.errors import ConfigError
+from train import jax_ppo
+from train.checkpoint import read_checkpoint
+from train.config import config_from_dict, load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 RW_SHAPES = (2, 157, 14)  # Revolutionary War: players, observation size, actions
