@@ -61,7 +61,10 @@ key                         meaning
                             updates per jitted call: the granularity of the progress bar, checkpoints and
                             evaluations), ``active_snapshots`` (snapshots of the learner seated during
                             one rollout), ``network`` (``shared`` torso for policy and value, or
-                            ``separate`` networks as SB3 builds them)
+                            ``separate`` networks as SB3 builds them), ``self_play`` (share of the games
+                            with the learner in every seat). Under ``backend: jax``, ``ppo.n_steps`` counts
+                            the decisions of every seat of a game per rollout (the learner's are trained
+                            on), and ``ppo.batch_size`` the learner decisions of a minibatch
 ==========================  ==========================================================================
 
 Keys the ``jax`` backend does not read (``vec_env``, ``torch_threads``, ``duplicate_baseline``, and
@@ -222,10 +225,15 @@ class JaxConfig:
     #: ``shared``: one torso, a policy head and a value head; ``separate``: a policy network and a value
     #: network of ``ppo.net_arch`` each, as SB3's MlpPolicy (twice the compute)
     network: Literal["shared", "separate"] = "shared"
+    #: share of the ``n_envs`` games in which the learner's current policy sits in every seat (each of its
+    #: decisions trains); ``pool.weights`` seats the others' opponents
+    self_play: float = 0.0
 
     def validate(self) -> None:
         _positive("jax.updates_per_call", self.updates_per_call)
         _positive("jax.active_snapshots", self.active_snapshots)
+        if not 0.0 <= self.self_play <= 1.0:
+            raise ConfigError(f"jax.self_play must be a share in [0, 1], got {self.self_play}")
 
 
 @dataclass
@@ -304,10 +312,6 @@ class TrainConfig:
             if self.advisor is not None and self.advisor not in playable:
                 raise ConfigError(f"advisor: {self.advisor} has no JAX port, so backend: jax cannot ask it; "
                                   f"ported players of {self.game}: {', '.join(playable)}")
-            rollout = self.ppo.n_steps * self.n_envs
-            if rollout % self.ppo.batch_size:
-                raise ConfigError(f"backend: jax splits each rollout into equal minibatches: ppo.batch_size "
-                                  f"({self.ppo.batch_size}) must divide ppo.n_steps * n_envs ({rollout})")
         elif self.jax != defaults.jax:
             changed = [f"jax.{f.name}" for f in dataclasses.fields(JaxConfig)
                        if getattr(self.jax, f.name) != getattr(defaults.jax, f.name)]
