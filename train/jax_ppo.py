@@ -1,17 +1,19 @@
 """PPO self-play on the batched JAX engines, the whole loop jitted (``backend: jax``), PureJaxRL style.
 
-Read top to bottom: the network (:func:`init_network`, :func:`forward`), the players the learner meets
+Read top to bottom: the network (:func:`init_network`, :func:`forward`), who sits at the tables
 (:class:`Table`), the loop state (:class:`Runner`), then :class:`JaxPPO`, whose jitted
 :meth:`JaxPPO.run_updates` does ``jax.updates_per_call`` PPO updates in one call, each
 
-1. **acting**: ``ppo.n_steps`` learner decisions in each of ``n_envs`` games at once (``lax.scan`` over
-   steps, every array batched over games): the learner samples from its masked softmax, the engine
-   steps, and the other seats play on (:meth:`JaxPPO.play_opponents`, a ``lax.while_loop`` that runs
-   until every game is back at the learner's seat or over). A finished game is dealt again at once
-   (auto-reset), with a new seat for the learner and new opponents;
-2. **GAE** (``ppo.gamma``, ``ppo.gae_lambda``) over each game's learner decisions;
-3. **PPO epochs**: ``ppo.n_epochs`` passes over the rollout in shuffled minibatches of
-   ``ppo.batch_size``: clipped surrogate, value regression, entropy bonus, gradient clipping, Adam,
+1. **acting**: ``ppo.n_steps`` steps of ``n_envs`` games at once (``lax.scan`` over steps, every array
+   batched over games). At each step *every game makes one decision*, whoever is to move: the learner
+   samples from its masked softmax where one of its seats is to move, the game's opponents move
+   elsewhere, the engine steps all games once. There is no inner loop waiting for opponents: a step
+   costs one engine step and one forward pass of the learner (plus each opponent's on its own games).
+   Games that ended are dealt again at the end of the step (at most ``n_envs // 16`` per step; the rest
+   wait a step, as a no-op), with a new seat for the learner;
+2. **GAE** (``ppo.gamma``, ``ppo.gae_lambda``) over each seat's own decisions (:func:`gae`);
+3. **PPO epochs**: ``ppo.n_epochs`` passes over the rollout's learner decisions in shuffled minibatches
+   of ``ppo.batch_size``: clipped surrogate, value regression, entropy bonus, gradient clipping, Adam,
    stopping early past ``ppo.target_kl`` as SB3 does;
 4. **snapshots**: every ``pool.snapshot_every`` updates the policy is copied into the pool.
 
@@ -21,36 +23,45 @@ checkpoints every ``checkpoint_interval`` decisions, evaluations every ``eval.in
 evaluation on the Python env (``train/summary.py``, the same as the SB3 trainer's).
 
 ==========================  ============================================================================
-the learner's game          as ``SingleAgentEnv`` (the SB3 trainer's): one seat, drawn at random every
-                            episode; the reward of a decision is everything the learner's seat earned
-                            from it until its next decision (opponents' moves included), and the last
-                            decision gets the final result, even when an opponent's move ends the game.
-                            What it earns before its first decision is paid with that decision; a deal
-                            that ends before the learner's first decision is dealt again
-opponents                   every other seat draws, per episode, an entry of ``pool.weights``:
-                            ``random`` (a uniformly random legal move), ``heuristic:<name>`` (the JAX port
-                            of that rule-based player, ``train/jax_players``) or ``self`` (a snapshot of
-                            the learner, sampling from its masked softmax)
+the learner's game          as ``SingleAgentEnv`` (the SB3 trainer's): the reward of a decision is
+                            everything its seat earned from it until the seat's next decision (the other
+                            seats' moves included), and the last decision gets the final result, even when
+                            another seat's move ends the game. What a seat earns before its first
+                            decision is paid with that decision
+tables                      the batch is cut into fixed blocks (:class:`Table`): ``jax.self_play`` of the
+                            games seat the learner's current policy in every seat (every decision trains);
+                            the others are shared among the entries of ``pool.weights`` in proportion to
+                            their weights, the learner in one seat (drawn at random every episode) and that
+                            entry in every other seat: ``random`` (a uniformly random legal move),
+                            ``heuristic:<name>`` (the JAX port of that rule-based player,
+                            ``train/jax_players``) or ``self`` (a snapshot of the learner, sampling from its
+                            masked softmax). Fixed blocks let each opponent be computed on its own games only
 snapshots                   a pool of the ``pool.max_snapshots`` most recent copies of the policy (the
                             first taken before training). Each rollout seats ``jax.active_snapshots`` of
-                            them, drawn uniformly from the pool at every update; a ``self`` seat plays one
-                            of these. A game that spans two rollouts meets the next rollout's draw after
-                            the boundary (each seated snapshot costs a forward pass per opponent move, so
-                            only a few can be seated at once; over a run every snapshot is met equally)
+                            them, drawn uniformly from the pool at every update, each in its own share of
+                            the ``self`` games
 advice                      with ``advisor``, the policy (and every snapshot) reads the observation
                             followed by a one-hot of the advisor's move (its JAX port), as in the SB3
                             trainer; the exported player builds the same advice from the Python player
 termination                 an episode ends when the game is terminated or truncated (a truncated game
                             is scored by the rules: no bootstrapping)
-statistics                  per kind of opponent line-up (one entry in every other seat, or ``mixed``):
-                            episodes and the learner's mean return, logged as ``return/<kind>``
+what trains                 a learner decision whose seat moves again within the rollout, or whose episode
+                            ends within it, or whose seat is to move when the rollout ends (bootstrapped
+                            from the value there); the last decision of a seat that waits across the
+                            rollout's end has no value to bootstrap from and is left out (a few percent,
+                            logged as ``train/trained_share``). ``ppo.batch_size`` divides the expected
+                            number of learner decisions into whole minibatches
+counting                    ``total_timesteps`` and the decisions of the progress bar, checkpoints and
+                            benchmarks are learner decisions; ``ppo.n_steps`` counts steps of every seat
+statistics                  per kind of table (every entry, and ``self_play``): episodes and the mean
+                            return of the learner's seat, logged as ``return/<kind>``
 ==========================  ============================================================================
 
 Determinism: everything random comes from ``jax.random`` keys split from ``seed``; the same seed gives
 the same parameters on the same machine (XLA on CPU is deterministic for a fixed thread count). The
 checkpoint holds the whole loop state (parameters, Adam moments, every game in progress, seats,
-opponents, the snapshot pool, the key), so ``--resume`` continues exactly where the run stopped: a
-resumed run ends with the same parameters as one that never stopped.
+the snapshot pool, the key), so ``--resume`` continues exactly where the run stopped: a resumed run
+ends with the same parameters as one that never stopped.
 """
 
 from __future__ import annotations
