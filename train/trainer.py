@@ -38,6 +38,7 @@ from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
 
 import card_envs
+from agents.base import advised_observation
 from agents.registry import make_agent
 from card_envs.core.errors import ConfigError
 from card_envs.core.single_agent import SingleAgentEnv
@@ -84,7 +85,8 @@ def make_env(config: TrainConfig, index: int, snapshots: list[Snapshot]) -> Call
         if config.advisor is not None:
             advisor = make_agent(config.game, config.advisor, seed=config.seed * 10_007 + index * 101 + 2)
         return Monitor(TrainingEnv(config.game, pool, options=config.env_options, baseline=baseline,
-                                   draw_reward=config.draw_reward, advisor=advisor))
+                                   draw_reward=config.draw_reward, advisor=advisor,
+                                   advise=advised_observation if advisor is not None else None))
 
     return build
 

@@ -21,7 +21,10 @@ game                      module                  options
                                                   ``max_steps``
 ``revolution_v0``         ``revolution``          being ported (issue 22); ``make`` says so until it is merged
 ``battlecards_v0``        ``battlecards``         being ported (issue 23)
-``bloodlines_v0``         ``bloodlines``          being ported (issue 23)
+``bloodlines_v0``         ``bloodlines``          all: ``bloodlines``, ``starting_player``, ``hand_limit``,
+                                                  ``joker_cost``, ``joker_supply``, ``allow_pass``,
+                                                  ``auto_skip_forced``, ``max_turns``, ``unfinished_result``,
+                                                  ``shaping_weight``
 ========================  ======================  =============================================================
 
 ``available_games()`` lists the engines installed in this checkout. An option an engine cannot run is refused

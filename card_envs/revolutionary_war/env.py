@@ -62,7 +62,8 @@ option               default          meaning
 
 Reset options: ``seed``; ``options={"deck": [52 codes]}`` stacks game 1 (index 0 = top; deal of
 spec section 3); ``options={"decks": [[...], None, ...]}`` one deck per match game (``None`` or
-missing games are shuffled). Other keys are ignored.
+missing games are shuffled). Other keys raise
+``ConfigError`` naming the valid ones (except ``"options"``, PettingZoo's ``api_test`` probe).
 
 Engines
 -------
