@@ -162,6 +162,17 @@ def test_a_decision_is_paid_its_seats_rewards_until_the_seats_next_decision_and_
     assert targets.weight[:, 0].tolist() == [True, True, True, True, True, False]
 
 
+def test_the_sampler_draws_legal_actions_with_the_masked_softmax_probabilities():
+    logits = jnp.array([[2.0, 0.5, -1.0, 1.0, 0.0, 3.0]] * 20_000)
+    mask = jnp.array([[True, True, False, True, True, False]] * 20_000)
+    actions, log_probs = jax_ppo.sample_with_log_prob(jax.random.PRNGKey(0), logits, mask)
+    probabilities = np.asarray(jax.nn.softmax(jnp.where(mask[0], logits[0], -jnp.inf)))
+    counts = np.bincount(np.asarray(actions), minlength=6) / 20_000
+    assert counts[2] == counts[5] == 0  # illegal, though the most probable unmasked
+    np.testing.assert_allclose(counts, probabilities, atol=0.012)  # > 4 standard errors
+    np.testing.assert_allclose(np.exp(np.asarray(log_probs)), probabilities[np.asarray(actions)], rtol=1e-5)
+
+
 def test_the_table_cuts_the_games_into_blocks_by_weight():
     config = jax_config(n_envs=100, jax__self_play=0.5, jax__active_snapshots=2,
                         pool__weights={"random": 1.0, "self": 4.0})

@@ -174,7 +174,20 @@ def entropy(logits: jax.Array, mask: jax.Array) -> jax.Array:
 
 def sample(key: jax.Array, logits: jax.Array, mask: jax.Array) -> jax.Array:
     """One action per row from the masked softmax."""
-    return jax.random.categorical(key, masked_logits(logits, mask)).astype(jnp.int32)
+    return sample_with_log_prob(key, logits, mask)[0]
+
+
+def sample_with_log_prob(key: jax.Array, logits: jax.Array, mask: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """One action per row from the masked softmax, and its log-probability.
+
+    By the inverse of the cumulative distribution: one uniform number per row (``jax.random.categorical``
+    draws one per action, which costs more than the network for games of many actions). The first action
+    whose cumulative probability reaches ``u`` in (0, total] has a positive probability, so it is legal."""
+    log_p = log_policy(logits, mask)
+    cumulative = jnp.cumsum(jnp.exp(log_p), axis=-1)
+    u = (1.0 - jax.random.uniform(key, logits.shape[:-1]))[..., None] * cumulative[..., -1:]
+    action = jnp.minimum(jnp.sum(cumulative < u, axis=-1), logits.shape[-1] - 1).astype(jnp.int32)
+    return action, jnp.take_along_axis(log_p, action[..., None], axis=-1)[..., 0]
 
 
 def to_policy_net(layers: Layers, activation: str) -> PolicyNet:
@@ -460,8 +473,7 @@ class JaxPPO:
         learner = self.learner_moves(state, runner.seat)
         inputs = self.policy_input(state.observation, mask, k_input)
         logits, value = forward(runner.params, inputs, self.activation)
-        own = sample(k_action, logits, mask)
-        log_prob = jnp.take_along_axis(log_policy(logits, mask), own[:, None], axis=1)[:, 0]
+        own, log_prob = sample_with_log_prob(k_action, logits, mask)
         theirs = self.opponent_actions(state.observation, mask, inputs, active, k_opponents)
         action = jnp.where(learner, own, theirs)
         step_keys = jax.random.split(k_step, self.n_envs) if getattr(self.env, "step_uses_key", True) else None
