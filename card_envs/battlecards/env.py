@@ -104,6 +104,20 @@ card a player receives is the top of their pile, the ``D mod N`` last cards are 
 keys raise ``ConfigError`` naming the valid ones
 (except ``"options"``, PettingZoo's ``api_test`` probe, which is ignored).
 
+Engines
+-------
+================================  =========================================================================
+engine                            use it for
+================================  =========================================================================
+Python engine (``rules.py``)      this env, the agents, search and evaluation: the reference implementation
+                                  of the spec
+JAX engine (``card_envs.jax``)    ``card_envs.jax.make("battlecards_v0", **options)``, a ``pgx.Env``:
+                                  thousands of games at once under ``jax.jit(jax.vmap(...))`` (extra
+                                  ``card-envs[jax]``); the same observation, action ids, legal masks and
+                                  rewards, every option; ``from_state`` converts any position of this
+                                  engine (``card_envs/jax/battlecards.py`` documents its state arrays)
+================================  =========================================================================
+
 Version history
 ---------------
 ======  ===========================================================================

@@ -519,7 +519,7 @@ class BattlecardsState(GameState):
         self._reveal_face_down()
         self._collect(winner, [placement[0] for placement in self.table])
         winning = self.fighting[winner]
-        if NATURAL_VALUE[winning]:  # R20 / A37: a winning joker leaves jv unchanged
+        if self.game.config.jokers and NATURAL_VALUE[winning]:  # R14 / R20 / A37: a winning joker leaves jv unchanged
             self.joker_value = NATURAL_VALUE[winning]
         self.leader = winner
         self._end_round()

@@ -20,7 +20,11 @@ game                      module                  options
                                                   ``dealer_rotation``, ``reward_mode``, ``shaping_weight``,
                                                   ``max_steps``
 ``revolution_v0``         ``revolution``          being ported (issue 22); ``make`` says so until it is merged
-``battlecards_v0``        ``battlecards``         being ported (issue 23)
+``battlecards_v0``        ``battlecards``         all: ``num_players`` (2-6), ``jokers``, ``joker_initial_value``,
+                                                  ``retire_lowest_on_flip``, ``retire_max_rank``, ``cease_fire``,
+                                                  ``hand_size``, ``war_facedown_count``, ``max_rounds``,
+                                                  ``truncation_scoring``, ``shaping_weight``, ``first_leader``,
+                                                  ``shuffle_mid_game``
 ``bloodlines_v0``         ``bloodlines``          all: ``bloodlines``, ``starting_player``, ``hand_limit``,
                                                   ``joker_cost``, ``joker_supply``, ``allow_pass``,
                                                   ``auto_skip_forced``, ``max_turns``, ``unfinished_result``,

@@ -188,11 +188,12 @@ class Lockstep:
             arrays = {name: (np.asarray(getattr(reference, name)), np.asarray(getattr(jax_state, name)))
                       for name in self.compared_fields}
         seen = {(d.seed, d.check) for d in report.divergences}
-        for r in np.flatnonzero(rows):
+        suspects = rows & _rows_that_differ(expected, got, arrays)  # the per-row report below only where needed
+        for r in np.flatnonzero(suspects):
             episode = episodes[r]
             differences = list(_differences(expected, got, r))
             differences += [(name, want[r].tolist(), have[r].tolist()) for name, (want, have) in arrays.items()
-                            if not np.array_equal(want[r], have[r])]
+                            if not _same_array(want[r], have[r])]
             if differences:
                 diverged[r] = True
                 if (episode.seed, check) not in seen:
@@ -237,6 +238,34 @@ def _expected(states: list[GameState], num_players: int) -> dict[str, np.ndarray
         "_step_count": np.array([len(s.history) for s in states], np.int32),
         "over": np.array([s.is_over for s in states]),
     }
+
+
+def _same_array(want: np.ndarray, have: np.ndarray) -> bool:
+    """Game arrays agree: exactly, or for float arrays (running sums of rewards) to the reward tolerance."""
+    return not _differ(want[None], have[None])[0]
+
+
+def _differ(want: np.ndarray, have: np.ndarray, exact: bool = False) -> np.ndarray:
+    """Per row (leading axis): the arrays differ (exactly, or floats beyond the reward tolerance; never less
+    strict than ``np.allclose`` with that tolerance)."""
+    if np.issubdtype(want.dtype, np.floating) and not exact:
+        bad = np.abs(want - have) > REWARD_TOLERANCE * (1 + np.minimum(np.abs(want), np.abs(have)))
+    else:
+        bad = want != have
+    return bad.reshape(len(bad), -1).any(axis=1)
+
+
+def _rows_that_differ(expected: dict[str, np.ndarray], got: dict[str, np.ndarray],
+                      arrays: dict[str, tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """The rows where :func:`_differences` or a game array could report something (vectorised over rows)."""
+    bad = np.zeros(len(expected["over"]), bool)
+    for what in ("current_player", "terminated", "truncated", "_step_count", "rewards"):
+        bad |= _differ(expected[what], got[what])
+    bad |= _differ(expected["observation"], got["observation"], exact=True)
+    bad |= ~expected["over"] & _differ(expected["legal_action_mask"], got["legal_action_mask"])
+    for want, have in arrays.values():
+        bad |= _differ(want, have)
+    return bad
 
 
 def _differences(expected: dict[str, np.ndarray], got: dict[str, np.ndarray], r: int) -> Iterator[tuple]:
