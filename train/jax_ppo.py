@@ -181,13 +181,18 @@ def sample_with_log_prob(key: jax.Array, logits: jax.Array, mask: jax.Array) -> 
     """One action per row from the masked softmax, and its log-probability.
 
     By the inverse of the cumulative distribution: one uniform number per row (``jax.random.categorical``
-    draws one per action, which costs more than the network for games of many actions). The first action
-    whose cumulative probability reaches ``u`` in (0, total] has a positive probability, so it is legal."""
-    log_p = log_policy(logits, mask)
-    cumulative = jnp.cumsum(jnp.exp(log_p), axis=-1)
-    u = (1.0 - jax.random.uniform(key, logits.shape[:-1]))[..., None] * cumulative[..., -1:]
+    draws one per action, which costs more than the network for games of many actions). The weights are
+    the unnormalised ``exp(logit - max)`` of the legal actions, summed by a parallel prefix scan (XLA's
+    ``cumsum`` on CPU costs twice as much for 215 actions); the first action whose cumulative weight reaches
+    ``u`` in (0, total] has a positive weight, so it is legal."""
+    top = jnp.max(masked_logits(logits, mask), axis=-1, keepdims=True)  # finite: a row without legal actions
+    weights = jnp.where(mask, jnp.exp(logits - top), 0.0)                 # (a finished game) gets action 0
+    cumulative = jax.lax.associative_scan(jnp.add, weights, axis=-1)
+    total = jnp.maximum(cumulative[..., -1:], jnp.finfo(jnp.float32).tiny)
+    u = (1.0 - jax.random.uniform(key, logits.shape[:-1]))[..., None] * total
     action = jnp.minimum(jnp.sum(cumulative < u, axis=-1), logits.shape[-1] - 1).astype(jnp.int32)
-    return action, jnp.take_along_axis(log_p, action[..., None], axis=-1)[..., 0]
+    chosen = jnp.take_along_axis(logits, action[..., None], axis=-1)[..., 0]
+    return action, chosen - top[..., 0] - jnp.log(total[..., 0])
 
 
 def to_policy_net(layers: Layers, activation: str) -> PolicyNet:
@@ -508,16 +513,19 @@ class JaxPPO:
     def _epochs(self, params: Params, opt_state: Any, trajectory: Transition, targets: Targets, rate: jax.Array,
                 key: jax.Array) -> tuple[Params, Any, dict]:
         """``ppo.n_epochs`` passes of minibatch PPO over the rollout's training samples; stops for good past
-        ``ppo.target_kl``. The samples are gathered first (learner decisions in a random order, then padding
-        of weight zero if the rollout had fewer than ``samples``; any beyond wait for no one: left out)."""
+        ``ppo.target_kl``. The samples are ``samples`` steps of the rollout: learner decisions in a random order,
+        then padding of weight zero if the rollout had fewer (any beyond wait for no one: left out). Each epoch
+        gathers them once, in its own order (the first epoch in the drawn order, the others in a permutation
+        of it): one copy of the rollout per epoch, the biggest memory traffic of the update."""
         ppo = self.config.ppo
         k_order, k_epochs = jax.random.split(key)
         batch = (trajectory.observation, trajectory.mask, trajectory.action, trajectory.log_prob,
                  targets.advantage, targets.value_target, targets.weight.astype(jnp.float32))
         batch = jax.tree.map(lambda a: a.reshape(self.steps, *a.shape[2:]), batch)
         shuffle = jax.random.uniform(k_order, (self.steps,))
-        order = jnp.argsort(jnp.where(batch[-1] > 0, shuffle, 1.0 + shuffle))[: self.samples]
-        batch = jax.tree.map(lambda a: a[order], batch)
+        selected = jnp.argsort(jnp.where(batch[-1] > 0, shuffle, 1.0 + shuffle))[: self.samples]
+        orders = jnp.stack([selected, *(selected[jax.random.permutation(k, self.samples)]
+                                        for k in jax.random.split(k_epochs, ppo.n_epochs - 1))])
         limit = math.inf if ppo.target_kl is None else 1.5 * ppo.target_kl
 
         def loss_fn(p: Params, minibatch: tuple) -> tuple[jax.Array, dict]:
@@ -553,13 +561,11 @@ class JaxPPO:
             o = jax.tree.map(lambda a, b: jnp.where(going, a, b), new_o, o)
             return (p, o, going), {**info, "trained": going.astype(jnp.float32)}
 
-        def epoch(carry: tuple, k: jax.Array) -> tuple[tuple, dict]:
-            order = jax.random.permutation(k, self.samples)
+        def epoch(carry: tuple, order: jax.Array) -> tuple[tuple, dict]:
             shuffled = jax.tree.map(lambda a: a[order].reshape(self.minibatches, -1, *a.shape[1:]), batch)
             return jax.lax.scan(step, carry, shuffled)
 
-        (params, opt_state, _), info = jax.lax.scan(epoch, (params, opt_state, jnp.bool_(True)),
-                                                    jax.random.split(k_epochs, ppo.n_epochs))
+        (params, opt_state, _), info = jax.lax.scan(epoch, (params, opt_state, jnp.bool_(True)), orders)
         trained = info.pop("trained")
         weight = trained / jnp.maximum(trained.sum(), 1.0)  # statistics of the minibatches trained on
         losses = {name: jnp.sum(values * weight) for name, values in info.items()}
