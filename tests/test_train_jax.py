@@ -121,6 +121,13 @@ def test_an_opponent_without_a_jax_port_is_refused_by_name():
         jax_config(advisor="heuristic:endgame")
 
 
+def test_the_pretrained_opponent_needs_a_warm_start_and_the_jax_backend():
+    with pytest.raises(ConfigError, match="pretrained seats the policy the run starts from"):
+        jax_config(pool__weights={"pretrained": 1.0})
+    with pytest.raises(ConfigError, match="pretrained"):
+        jax_config(pool__weights={"pretrained": 1.0}, backend="sb3", jax={})
+
+
 # -- the loop ---------------------------------------------------------------------------------------------------
 
 
@@ -192,6 +199,28 @@ def test_the_loop_learns_a_toy_game():
     last = last["return_sums"].sum() / last["episodes"].sum()
     assert abs(first) < 0.5
     assert last > 3.0  # of 4
+
+
+def test_the_pretrained_opponent_is_the_policy_the_run_started_from_played_greedily(tmp_path):
+    # a policy trained on the guessing game; a run started from it (init_from) seats it as the opponent
+    # `pretrained`, whose own decisions then hit their targets, where the untrained network's hit 1 in 14
+    train_run(jax_config(tmp_path / "a", total_timesteps=30_000), GUESS)
+    path = str(tmp_path / "a" / "run" / "checkpoint.zip")
+    config = jax_config(tmp_path / "b", init_from=path, pool__weights={"pretrained": 1.0})
+    trainer = jax_ppo.JaxPPO(config, GUESS)
+    untrained = trainer.init(jax.random.PRNGKey(0))
+    started = jax_ppo.start_from(trainer, untrained, jax_ppo.initial_params(config, trainer, path))
+
+    @jax.jit
+    def opponents_hits(runner):
+        totals = (jnp.zeros(2), jnp.zeros(2), jnp.float32(0))
+        _, steps = jax.lax.scan(lambda c, _: trainer._act(c, runner.snapshots), (runner, totals), None, length=16)
+        hit = jax_ppo.seat_value(steps.rewards.reshape(-1, 2), steps.mover.reshape(-1)) > 0
+        theirs = ~steps.learner.reshape(-1) & (steps.mover.reshape(-1) >= 0)
+        return jnp.sum(hit & theirs) / jnp.sum(theirs)
+
+    assert float(opponents_hits(started)) > 0.9
+    assert float(opponents_hits(untrained)) < 0.2
 
 
 def test_the_same_seed_gives_the_same_parameters_and_another_seed_others():

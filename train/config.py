@@ -39,7 +39,9 @@ key                         meaning
 ``init_from``               a checkpoint whose policy and value weights a fresh run starts from
                             (same game and network; new optimizer, schedules and pool)
 ``pool.weights``            opponent -> sampling weight: ``random``, ``heuristic:<name>``,
-                            ``self`` (frozen snapshots of the learner)
+                            ``self`` (frozen snapshots of the learner), and under ``backend: jax``
+                            ``pretrained`` (the policy the run started from -- the imitation warm start
+                            or ``init_from`` -- frozen, greedy: a clone of a teacher with no JAX port)
 ``pool.snapshot_every``     PPO updates between two snapshots of the learner
 ``pool.max_snapshots``      snapshots kept (oldest dropped); ``self`` draws uniformly among them
 ``ppo.*``                   MaskablePPO hyper-parameters (see :class:`PPOConfig`)
@@ -273,7 +275,8 @@ class TrainConfig:
             raise ConfigError(f"seed must be >= 0, got {self.seed}")
         finite_number("draw_reward", self.draw_reward)
         baselines = agent_names(self.game)
-        _check_known(self.game, "pool.weights", "opponent", self.pool.weights, ["self", *baselines])
+        own = ["self", "pretrained"] if self.backend == "jax" else ["self"]
+        _check_known(self.game, "pool.weights", "opponent", self.pool.weights, [*own, *baselines])
         if self.duplicate_baseline is not None:
             _check_known(self.game, "duplicate_baseline", "agent", [self.duplicate_baseline], baselines)
         if self.advisor is not None:
@@ -305,10 +308,13 @@ class TrainConfig:
             from train.jax_players import ported  # no jax import: the list of ported players only
 
             playable = ["random", *ported(self.game)]
+            if self.pool.weights.get("pretrained", 0) > 0 and self.pretrain.teacher is None and self.init_from is None:
+                raise ConfigError("pool.weights: pretrained seats the policy the run starts from, which needs a warm "
+                                  "start (pretrain.teacher) or init_from; without either it is the untrained network")
             for name in self.pool.weights:
-                if name != "self" and name not in playable:
+                if name not in ("self", "pretrained") and name not in playable:
                     raise ConfigError(f"pool.weights: {name} has no JAX port, so backend: jax cannot seat it; "
-                                      f"JAX opponents of {self.game}: self, {', '.join(playable)}")
+                                      f"JAX opponents of {self.game}: self, pretrained, {', '.join(playable)}")
             if self.advisor is not None and self.advisor not in playable:
                 raise ConfigError(f"advisor: {self.advisor} has no JAX port, so backend: jax cannot ask it; "
                                   f"ported players of {self.game}: {', '.join(playable)}")

@@ -34,8 +34,11 @@ tables                      the batch is cut into fixed blocks (:class:`Table`):
                             their weights, the learner in one seat (drawn at random every episode) and that
                             entry in every other seat: ``random`` (a uniformly random legal move),
                             ``heuristic:<name>`` (the JAX port of that rule-based player,
-                            ``train/jax_players``) or ``self`` (a snapshot of the learner, sampling from its
-                            masked softmax). Fixed blocks let each opponent be computed on its own games only
+                            ``train/jax_players``), ``self`` (a snapshot of the learner, sampling from its
+                            masked softmax) or ``pretrained`` (the policy the run started from, after the
+                            imitation warm start or ``init_from``, frozen and greedy: a clone of a teacher
+                            that has no JAX port, such as Revolutionary War's exact endgame search). Fixed
+                            blocks let each opponent be computed on its own games only
 snapshots                   a pool of the ``pool.max_snapshots`` most recent copies of the policy (the
                             first taken before training). Each rollout seats ``jax.active_snapshots`` of
                             them, drawn uniformly from the pool at every update, each in its own share of
@@ -203,7 +206,7 @@ def to_policy_net(layers: Layers, activation: str) -> PolicyNet:
 # -- who sits at the table ----------------------------------------------------------------------------
 
 
-RANDOM, SELF, SELF_PLAY = "random", "self", "self_play"
+RANDOM, SELF, PRETRAINED, SELF_PLAY = "random", "self", "pretrained", "self_play"
 
 
 class Block(NamedTuple):
@@ -227,7 +230,7 @@ class Table:
         from train.jax_players import make_port
 
         self.entries = [name for name, weight in config.pool.weights.items() if weight > 0]
-        self.ports = {name: make_port(game, name) for name in self.entries if name not in (RANDOM, SELF)}
+        self.ports = {name: make_port(game, name) for name in self.entries if name not in (RANDOM, SELF, PRETRAINED)}
         self.advisor = None if config.advisor is None else make_port(game, config.advisor)
         self.slots = config.jax.active_snapshots
         self.blocks = self._blocks(config, n_envs)
@@ -294,6 +297,7 @@ class Runner(NamedTuple):
     episode_decisions: jax.Array  #: (n_envs,) decisions of every seat so far in each game
     snapshots: Layers  #: the pool: every array with a leading ``pool.max_snapshots`` axis
     snapshot_count: jax.Array  #: snapshots taken so far (the pool holds the last ``max_snapshots``)
+    anchor: Layers  #: the policy the run started from (the ``pretrained`` opponent)
     update: jax.Array  #: PPO updates done
     decisions: jax.Array  #: learner decisions played so far
     key: jax.Array
@@ -384,7 +388,7 @@ class JaxPPO:
         return jnp.concatenate([observation, jax.nn.one_hot(advice, self.num_actions, dtype=observation.dtype)], -1)
 
     def opponent_actions(self, observation: jax.Array, mask: jax.Array, inputs: jax.Array, active: Layers,
-                         key: jax.Array) -> jax.Array:
+                         anchor: Layers, key: jax.Array) -> jax.Array:
         """The move every game's opponents would make now, block by block (``self_play`` games: unread)."""
         parts = []
         for index, block in enumerate(self.table.blocks):
@@ -398,6 +402,9 @@ class JaxPPO:
                 layers = jax.tree.map(lambda a, s=block.slot: a[s], active)
                 logits, _ = policy_logits(layers, inputs[rows], self.activation)
                 chosen = sample(k, logits, mask[rows])
+            elif block.kind == PRETRAINED:
+                logits, _ = policy_logits(anchor, inputs[rows], self.activation)
+                chosen = jnp.argmax(masked_logits(logits, mask[rows]), axis=-1).astype(jnp.int32)
             else:
                 port = self.table.ports[block.kind]
                 chosen = jax.vmap(port)(observation[rows], mask[rows], jax.random.split(k, block.hi - block.lo))
@@ -421,7 +428,7 @@ class JaxPPO:
         seats = jnp.zeros((self.n_envs, self.players))
         return Runner(params, self.optimizer.init(params), state, self.draw_seats(k_seats), seats.astype(bool),
                       seats, jnp.zeros(self.n_envs), jnp.zeros(self.n_envs, jnp.int32), snapshots, jnp.int32(1),
-                      jnp.int32(0), jnp.int32(0), key)
+                      params["policy"], jnp.int32(0), jnp.int32(0), key)
 
     def _run_updates(self, runner: Runner, total_decisions: jax.Array, count: int) -> tuple[Runner, dict]:
         """``count`` PPO updates (acting, GAE, epochs, snapshots); per-update statistics stacked."""
@@ -479,7 +486,7 @@ class JaxPPO:
         inputs = self.policy_input(state.observation, mask, k_input)
         logits, value = forward(runner.params, inputs, self.activation)
         own, log_prob = sample_with_log_prob(k_action, logits, mask)
-        theirs = self.opponent_actions(state.observation, mask, inputs, active, k_opponents)
+        theirs = self.opponent_actions(state.observation, mask, inputs, active, runner.anchor, k_opponents)
         action = jnp.where(learner, own, theirs)
         step_keys = jax.random.split(k_step, self.n_envs) if getattr(self.env, "step_uses_key", True) else None
         was_over = state.terminated | state.truncated
@@ -673,14 +680,12 @@ def train(config: TrainConfig, *, resume: bool = False, progress: bool = True, f
         started, cpu_started = time.perf_counter(), cpu_seconds()
         runner = trainer.init(jax.random.PRNGKey(config.seed))
         if config.init_from is not None:
-            runner = runner._replace(params=initial_params(config, trainer, config.init_from))
+            runner = start_from(trainer, runner, initial_params(config, trainer, config.init_from))
         if config.pretrain.teacher is not None:
             from train.jax_pretrain import warm_start
 
             params, run.pretrain = warm_start(config, trainer, runner.params, progress)
-            runner = runner._replace(params=params, opt_state=trainer.optimizer.init(params),
-                                     snapshots=jax.tree.map(lambda pool, a: pool.at[0].set(a), runner.snapshots,
-                                                            params["policy"]))
+            runner = start_from(trainer, runner, params)
         run.wall_time = time.perf_counter() - started
         run.cpu_time = cpu_seconds() - cpu_started
     loop = Loop(config, trainer, runner, run, checkpoint_path, progress)
@@ -693,6 +698,14 @@ def train(config: TrainConfig, *, resume: bool = False, progress: bool = True, f
     if final_eval:
         summary.write(run_dir / "summary")
     return summary
+
+
+def start_from(trainer: JaxPPO, runner: Runner, params: Params) -> Runner:
+    """A fresh run that starts from ``params`` (a warm start, ``init_from``): new Adam moments, and the policy is
+    the pool's first snapshot and the ``pretrained`` opponent."""
+    return runner._replace(params=params, opt_state=trainer.optimizer.init(params), anchor=params["policy"],
+                           snapshots=jax.tree.map(lambda pool, a: pool.at[0].set(a), runner.snapshots,
+                                                  params["policy"]))
 
 
 class Loop:
