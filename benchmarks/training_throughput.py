@@ -251,12 +251,12 @@ class JaxRow:
     def __init__(self, config: TrainConfig, env: Any, label: str) -> None:
         import jax
 
-        from train.jax_ppo import JaxPPO, planned_updates
+        from train.jax_ppo import JaxPPO
 
         self.label, self.config = label, config
         self.trainer = JaxPPO(config, env)
         self.per_call = config.jax.updates_per_call
-        self.total = jax.numpy.int32(planned_updates(config))
+        self.total = jax.numpy.int32(config.total_timesteps)
         started = time.perf_counter()
         self.runner = jax.block_until_ready(self.trainer.init(jax.random.PRNGKey(config.seed)))
         self.runner, stats = self.trainer.run_updates(self.runner, self.total, self.per_call)
@@ -273,7 +273,7 @@ class JaxRow:
         self.runner, stats = self.trainer.run_updates(self.runner, self.total, self.per_call)
         jax.block_until_ready(self.runner)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-        done = self.per_call * self.config.ppo.n_steps * self.config.n_envs
+        done = int(jax.device_get(stats["learner_decisions"]).sum())
         sample = {"steps": done, "wall_s": wall, "cpu_s": cpu, "steps_per_s": done / wall,
                   "steps_per_cpu_s": done / cpu}
         self.samples.append(sample)
@@ -313,12 +313,14 @@ def measure_jax(games: Sequence[str], repeats: int, sb3_rates: dict[str, float])
                       "n_epochs": config.ppo.n_epochs, "net_arch": config.ppo.net_arch, "network": config.jax.network,
                       "updates_per_call": config.jax.updates_per_call, "pool": config.pool.weights,
                       "advisor": config.advisor, "active_snapshots": config.jax.active_snapshots,
+                      "self_play": config.jax.self_play,
                       "steps_per_sample": real.samples[0]["steps"],
                       "mean_episode_decisions": round(real.episode_length, 1), "players": env.num_players},
             "compile_s": {"game": real.compile_s, "ceiling": ceiling.compile_s},
             "training_steps_per_s": rates,
             "ceiling_steps_per_s": spread([s["steps_per_s"] for s in ceiling.samples]),
             "training_steps_per_cpu_s": spread([s["steps_per_cpu_s"] for s in real.samples]),
+            "ceiling_steps_per_cpu_s": spread([s["steps_per_cpu_s"] for s in ceiling.samples]),
             "ratio": spread([r["steps_per_s"] / c["steps_per_s"]
                              for r, c in zip(real.samples, ceiling.samples, strict=True)]),
             "over_sb3": over_sb3,
@@ -334,21 +336,23 @@ def render_jax(results: list[dict[str, Any]]) -> list[str]:
              f"round-robin with its zero-cost ceiling. Targets (issue 24): at least {JAX_TARGET:,} decisions/s and "
              f"at least {JAX_OVER_SB3:g} times the SB3 trainer's rate of the same game in this run (*x SB3*). "
              "Compile: the warm-up call (compilation plus one call), not part of the rates.", "",
-             "| game | config | training steps/s | ceiling steps/s | ratio | x SB3 | meets target | "
-             "compile s | players | mean episode decisions | net | envs x steps | epochs | pool |",
-             "|---|---|---:|---:|---:|---:|---|---:|---:|---:|---|---|---:|---|"]
+             "| game | config | training steps/s | ceiling steps/s | ratio | training steps/CPU-s | "
+             "ceiling steps/CPU-s | x SB3 | meets target | compile s | players | mean episode decisions | net | "
+             "envs x steps | epochs | self-play share | pool |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---|---|---:|---:|---|"]
     for r in results:
         if "skipped" in r:
-            lines.append(f"| {r['game']} | skipped: {r['skipped']} |  |  |  |  |  |  |  |  |  |  |  |  |")
+            lines.append(f"| {r['game']} | skipped: {r['skipped']} |" + "  |" * 15)
             continue
         s = r["setup"]
         pool = ", ".join(f"{k} {v:g}" for k, v in s["pool"].items())
         over = "-" if r["over_sb3"] is None else f"{r['over_sb3']:.1f}"
         lines.append(f"| {r['game']} | {r['config']} | {_cell(r['training_steps_per_s'])} | "
-                     f"{_cell(r['ceiling_steps_per_s'])} | {_cell(r['ratio'], 2)} | {over} | "
+                     f"{_cell(r['ceiling_steps_per_s'])} | {_cell(r['ratio'], 2)} | "
+                     f"{_cell(r['training_steps_per_cpu_s'])} | {_cell(r['ceiling_steps_per_cpu_s'])} | {over} | "
                      f"{'yes' if r['meets_target'] else 'no'} | {r['compile_s']['game']:.0f} | {s['players']} | "
                      f"{s['mean_episode_decisions']} | {s['net_arch']} {s['network']} | {s['n_envs']} x {s['n_steps']} "
-                     f"| {s['n_epochs']} | {pool} |")
+                     f"| {s['n_epochs']} | {s.get('self_play', 0):g} | {pool} |")
     return lines
 
 

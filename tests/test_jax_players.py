@@ -3,15 +3,14 @@ positions of the Python engine (their observation vectors and masks, one batched
 
 from __future__ import annotations
 
+import jax
 import numpy as np
 import pytest
 
-jax = pytest.importorskip("jax")
-
-import card_envs  # noqa: E402
-from agents.base import Decision, RandomAgent  # noqa: E402
-from agents.registry import make_agent  # noqa: E402
-from train.jax_players import PORTS, make_port, ported  # noqa: E402
+import card_envs
+from agents.base import Decision, RandomAgent
+from agents.registry import make_agent
+from train.jax_players import PORTS, make_port, ported
 
 #: (game, options, spec): every port, under the options it is meant for
 CASES = [(game, {}, spec) for game in sorted(PORTS) for spec in ported(game)] + \

@@ -7,20 +7,17 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jax
+import jax.numpy as jnp
 import numpy as np
+import pgx
 import pytest
+from pgx._src.struct import dataclass
 
-jax = pytest.importorskip("jax")
-pytest.importorskip("optax")
-
-import jax.numpy as jnp  # noqa: E402
-import pgx  # noqa: E402
-from pgx._src.struct import dataclass  # noqa: E402
-
-from card_envs.core.errors import ConfigError  # noqa: E402
-from train import jax_ppo  # noqa: E402
-from train.checkpoint import read_checkpoint  # noqa: E402
-from train.config import config_from_dict, load_config  # noqa: E402
+from card_envs.core.errors import ConfigError
+from train import jax_ppo
+from train.checkpoint import read_checkpoint
+from train.config import config_from_dict, load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 RW_SHAPES = (2, 157, 14)  # Revolutionary War: players, observation size, actions
@@ -111,8 +108,8 @@ def test_the_jax_backend_refuses_keys_it_would_not_read():
         jax_config(draw_reward=-1.0)
     with pytest.raises(ConfigError, match="jax.updates_per_call: settings of backend: jax"):
         jax_config(backend="sb3")
-    with pytest.raises(ConfigError, match="must divide"):
-        jax_config(ppo__batch_size=96)
+    with pytest.raises(ConfigError, match="jax.self_play must be a share"):
+        jax_config(jax__self_play=1.5)
     with pytest.raises(ConfigError, match="unknown key"):
         jax_config(jax__threads=2)
 
@@ -122,6 +119,13 @@ def test_an_opponent_without_a_jax_port_is_refused_by_name():
         jax_config(pool__weights={"heuristic:endgame": 1.0})
     with pytest.raises(ConfigError, match="advisor: heuristic:endgame has no JAX port"):
         jax_config(advisor="heuristic:endgame")
+
+
+def test_the_pretrained_opponent_needs_a_warm_start_and_the_jax_backend():
+    with pytest.raises(ConfigError, match="pretrained seats the policy the run starts from"):
+        jax_config(pool__weights={"pretrained": 1.0})
+    with pytest.raises(ConfigError, match="pretrained"):
+        jax_config(pool__weights={"pretrained": 1.0}, backend="sb3", jax={})
 
 
 # -- the loop ---------------------------------------------------------------------------------------------------
@@ -146,6 +150,45 @@ def test_the_learner_is_paid_every_reward_of_its_seat_including_those_earned_on_
     assert stats["finished_lengths"].sum() / episodes == pytest.approx(length)
 
 
+def test_a_decision_is_paid_its_seats_rewards_until_the_seats_next_decision_and_bootstraps_only_in_its_episode():
+    # one game, the learner in both seats; seat 0 earns 1 and seat 1 earns 10 on every step, whoever moves.
+    # Episode A: steps 0-3 (movers 0 1 0 1, over after step 3); episode B: steps 4-5 (movers 1 0), then seat 1 is
+    # to move when the rollout ends (its value there: 3). Values 0, gamma = lambda = 1: an advantage is the sum
+    # of the seat's rewards to the end of its episode (or of the rollout, plus 3 for seat 1)
+    movers = jnp.array([0, 1, 0, 1, 1, 0])[:, None]
+    steps = movers.shape[0]
+    trajectory = jax_ppo.Transition(
+        observation=jnp.zeros((steps, 1, 3)), mask=jnp.ones((steps, 1, 2), bool), action=jnp.zeros((steps, 1), int),
+        log_prob=jnp.zeros((steps, 1)), value=jnp.zeros((steps, 1)), mover=movers, learner=jnp.ones((steps, 1), bool),
+        bonus=jnp.array([0, 0, 0, 0, 0.5, 0])[:, None], rewards=jnp.tile(jnp.array([1.0, 10.0]), (steps, 1, 1)),
+        done=jnp.array([0, 0, 0, 1, 0, 0], bool)[:, None])
+    targets = jax_ppo.gae(trajectory, jnp.array([3.0]), jnp.array([1]), jnp.array([True]), 2, 1.0, 1.0)
+    np.testing.assert_allclose(targets.reward[:, 0], [2, 20, 2, 10, 20.5, 1])
+    np.testing.assert_allclose(targets.advantage[:, 0], [4, 30, 2, 10, 23.5, 1])
+    # seat 0's last decision has no next decision of its own in the rollout, and its episode goes on: not trained
+    assert targets.weight[:, 0].tolist() == [True, True, True, True, True, False]
+
+
+def test_the_sampler_draws_legal_actions_with_the_masked_softmax_probabilities():
+    logits = jnp.array([[2.0, 0.5, -1.0, 1.0, 0.0, 3.0]] * 20_000)
+    mask = jnp.array([[True, True, False, True, True, False]] * 20_000)
+    actions, log_probs = jax_ppo.sample_with_log_prob(jax.random.PRNGKey(0), logits, mask)
+    probabilities = np.asarray(jax.nn.softmax(jnp.where(mask[0], logits[0], -jnp.inf)))
+    counts = np.bincount(np.asarray(actions), minlength=6) / 20_000
+    assert counts[2] == counts[5] == 0  # illegal, though the most probable unmasked
+    np.testing.assert_allclose(counts, probabilities, atol=0.012)  # > 4 standard errors
+    np.testing.assert_allclose(np.exp(np.asarray(log_probs)), probabilities[np.asarray(actions)], rtol=1e-5)
+
+
+def test_the_table_cuts_the_games_into_blocks_by_weight():
+    config = jax_config(n_envs=100, jax__self_play=0.5, jax__active_snapshots=2,
+                        pool__weights={"random": 1.0, "self": 4.0})
+    table = jax_ppo.Table(config, jax_ppo.card_envs.make_game("revolutionary_war_v0"), 100)
+    assert [(b.kind, b.hi - b.lo, b.slot) for b in table.blocks] == [
+        ("self_play", 50, 0), ("random", 10, 0), ("self", 20, 0), ("self", 20, 1)]
+    assert table.mirrored().sum() == 50 and table.kind_of_games().tolist()[49:52] == [2, 0, 0]
+
+
 def test_the_loop_learns_a_toy_game():
     # each seat must play the action its observation shows: random play earns 0, a perfect player +1 per
     # decision (4 decisions per episode of 8)
@@ -156,6 +199,28 @@ def test_the_loop_learns_a_toy_game():
     last = last["return_sums"].sum() / last["episodes"].sum()
     assert abs(first) < 0.5
     assert last > 3.0  # of 4
+
+
+def test_the_pretrained_opponent_is_the_policy_the_run_started_from_played_greedily(tmp_path):
+    # a policy trained on the guessing game; a run started from it (init_from) seats it as the opponent
+    # `pretrained`, whose own decisions then hit their targets, where the untrained network's hit 1 in 14
+    train_run(jax_config(tmp_path / "a", total_timesteps=30_000), GUESS)
+    path = str(tmp_path / "a" / "run" / "checkpoint.zip")
+    config = jax_config(tmp_path / "b", init_from=path, pool__weights={"pretrained": 1.0})
+    trainer = jax_ppo.JaxPPO(config, GUESS)
+    untrained = trainer.init(jax.random.PRNGKey(0))
+    started = jax_ppo.start_from(trainer, untrained, jax_ppo.initial_params(config, trainer, path))
+
+    @jax.jit
+    def opponents_hits(runner):
+        totals = (jnp.zeros(2), jnp.zeros(2), jnp.float32(0))
+        _, steps = jax.lax.scan(lambda c, _: trainer._act(c, runner.snapshots), (runner, totals), None, length=16)
+        hit = jax_ppo.seat_value(steps.rewards.reshape(-1, 2), steps.mover.reshape(-1)) > 0
+        theirs = ~steps.learner.reshape(-1) & (steps.mover.reshape(-1) >= 0)
+        return jnp.sum(hit & theirs) / jnp.sum(theirs)
+
+    assert float(opponents_hits(started)) > 0.9
+    assert float(opponents_hits(untrained)) < 0.2
 
 
 def test_the_same_seed_gives_the_same_parameters_and_another_seed_others():
@@ -197,7 +262,7 @@ def test_a_resumed_run_ends_with_the_parameters_of_a_run_that_never_stopped(tmp_
     train_run(second, env, resume=True)
     a = read_checkpoint(tmp_path / "whole" / "run" / "checkpoint.zip", with_model=True)
     b = read_checkpoint(tmp_path / "parts" / "run" / "checkpoint.zip", with_model=True)
-    assert a.num_timesteps == b.num_timesteps == 8192
+    assert a.num_timesteps == b.num_timesteps >= 8192
     for x, y in zip(a.policy.weights + a.policy.biases, b.policy.weights + b.policy.biases, strict=True):
         np.testing.assert_array_equal(x, y)
     assert a.model_bytes == b.model_bytes  # the whole loop state: Adam, games in progress, pool, key
@@ -218,7 +283,7 @@ def test_the_checkpoint_plays_with_numpy_only_in_the_harness_the_pool_and_search
     train_run(jax_config(tmp_path), GUESS)  # the toy game has Revolutionary War's shapes
     path = tmp_path / "run" / "checkpoint.zip"
     checkpoint = read_checkpoint(path, with_model=True)
-    assert checkpoint.meta["backend"] == "jax" and checkpoint.num_timesteps == 4096
+    assert checkpoint.meta["backend"] == "jax" and checkpoint.num_timesteps >= 4096
     assert len(checkpoint.snapshots) == 3
     script = f"""
 import sys

@@ -39,7 +39,9 @@ key                         meaning
 ``init_from``               a checkpoint whose policy and value weights a fresh run starts from
                             (same game and network; new optimizer, schedules and pool)
 ``pool.weights``            opponent -> sampling weight: ``random``, ``heuristic:<name>``,
-                            ``self`` (frozen snapshots of the learner)
+                            ``self`` (frozen snapshots of the learner), and under ``backend: jax``
+                            ``pretrained`` (the policy the run started from -- the imitation warm start
+                            or ``init_from`` -- frozen, greedy: a clone of a teacher with no JAX port)
 ``pool.snapshot_every``     PPO updates between two snapshots of the learner
 ``pool.max_snapshots``      snapshots kept (oldest dropped); ``self`` draws uniformly among them
 ``ppo.*``                   MaskablePPO hyper-parameters (see :class:`PPOConfig`)
@@ -61,7 +63,10 @@ key                         meaning
                             updates per jitted call: the granularity of the progress bar, checkpoints and
                             evaluations), ``active_snapshots`` (snapshots of the learner seated during
                             one rollout), ``network`` (``shared`` torso for policy and value, or
-                            ``separate`` networks as SB3 builds them)
+                            ``separate`` networks as SB3 builds them), ``self_play`` (share of the games
+                            with the learner in every seat). Under ``backend: jax``, ``ppo.n_steps`` counts
+                            the decisions of every seat of a game per rollout (the learner's are trained
+                            on), and ``ppo.batch_size`` the learner decisions of a minibatch
 ==========================  ==========================================================================
 
 Keys the ``jax`` backend does not read (``vec_env``, ``torch_threads``, ``duplicate_baseline``, and
@@ -222,10 +227,15 @@ class JaxConfig:
     #: ``shared``: one torso, a policy head and a value head; ``separate``: a policy network and a value
     #: network of ``ppo.net_arch`` each, as SB3's MlpPolicy (twice the compute)
     network: Literal["shared", "separate"] = "shared"
+    #: share of the ``n_envs`` games in which the learner's current policy sits in every seat (each of its
+    #: decisions trains); ``pool.weights`` seats the others' opponents
+    self_play: float = 0.0
 
     def validate(self) -> None:
         _positive("jax.updates_per_call", self.updates_per_call)
         _positive("jax.active_snapshots", self.active_snapshots)
+        if not 0.0 <= self.self_play <= 1.0:
+            raise ConfigError(f"jax.self_play must be a share in [0, 1], got {self.self_play}")
 
 
 @dataclass
@@ -265,7 +275,8 @@ class TrainConfig:
             raise ConfigError(f"seed must be >= 0, got {self.seed}")
         finite_number("draw_reward", self.draw_reward)
         baselines = agent_names(self.game)
-        _check_known(self.game, "pool.weights", "opponent", self.pool.weights, ["self", *baselines])
+        own = ["self", "pretrained"] if self.backend == "jax" else ["self"]
+        _check_known(self.game, "pool.weights", "opponent", self.pool.weights, [*own, *baselines])
         if self.duplicate_baseline is not None:
             _check_known(self.game, "duplicate_baseline", "agent", [self.duplicate_baseline], baselines)
         if self.advisor is not None:
@@ -297,17 +308,16 @@ class TrainConfig:
             from train.jax_players import ported  # no jax import: the list of ported players only
 
             playable = ["random", *ported(self.game)]
+            if self.pool.weights.get("pretrained", 0) > 0 and self.pretrain.teacher is None and self.init_from is None:
+                raise ConfigError("pool.weights: pretrained seats the policy the run starts from, which needs a warm "
+                                  "start (pretrain.teacher) or init_from; without either it is the untrained network")
             for name in self.pool.weights:
-                if name != "self" and name not in playable:
+                if name not in ("self", "pretrained") and name not in playable:
                     raise ConfigError(f"pool.weights: {name} has no JAX port, so backend: jax cannot seat it; "
-                                      f"JAX opponents of {self.game}: self, {', '.join(playable)}")
+                                      f"JAX opponents of {self.game}: self, pretrained, {', '.join(playable)}")
             if self.advisor is not None and self.advisor not in playable:
                 raise ConfigError(f"advisor: {self.advisor} has no JAX port, so backend: jax cannot ask it; "
                                   f"ported players of {self.game}: {', '.join(playable)}")
-            rollout = self.ppo.n_steps * self.n_envs
-            if rollout % self.ppo.batch_size:
-                raise ConfigError(f"backend: jax splits each rollout into equal minibatches: ppo.batch_size "
-                                  f"({self.ppo.batch_size}) must divide ppo.n_steps * n_envs ({rollout})")
         elif self.jax != defaults.jax:
             changed = [f"jax.{f.name}" for f in dataclasses.fields(JaxConfig)
                        if getattr(self.jax, f.name) != getattr(defaults.jax, f.name)]

@@ -1,17 +1,19 @@
 """PPO self-play on the batched JAX engines, the whole loop jitted (``backend: jax``), PureJaxRL style.
 
-Read top to bottom: the network (:func:`init_network`, :func:`forward`), the players the learner meets
+Read top to bottom: the network (:func:`init_network`, :func:`forward`), who sits at the tables
 (:class:`Table`), the loop state (:class:`Runner`), then :class:`JaxPPO`, whose jitted
 :meth:`JaxPPO.run_updates` does ``jax.updates_per_call`` PPO updates in one call, each
 
-1. **acting**: ``ppo.n_steps`` learner decisions in each of ``n_envs`` games at once (``lax.scan`` over
-   steps, every array batched over games): the learner samples from its masked softmax, the engine
-   steps, and the other seats play on (:meth:`JaxPPO.play_opponents`, a ``lax.while_loop`` that runs
-   until every game is back at the learner's seat or over). A finished game is dealt again at once
-   (auto-reset), with a new seat for the learner and new opponents;
-2. **GAE** (``ppo.gamma``, ``ppo.gae_lambda``) over each game's learner decisions;
-3. **PPO epochs**: ``ppo.n_epochs`` passes over the rollout in shuffled minibatches of
-   ``ppo.batch_size``: clipped surrogate, value regression, entropy bonus, gradient clipping, Adam,
+1. **acting**: ``ppo.n_steps`` steps of ``n_envs`` games at once (``lax.scan`` over steps, every array
+   batched over games). At each step *every game makes one decision*, whoever is to move: the learner
+   samples from its masked softmax where one of its seats is to move, the game's opponents move
+   elsewhere, the engine steps all games once. There is no inner loop waiting for opponents: a step
+   costs one engine step and one forward pass of the learner (plus each opponent's on its own games).
+   Games that ended are dealt again at the end of the step (at most ``n_envs // 16`` per step; the rest
+   wait a step, as a no-op), with a new seat for the learner;
+2. **GAE** (``ppo.gamma``, ``ppo.gae_lambda``) over each seat's own decisions (:func:`gae`);
+3. **PPO epochs**: ``ppo.n_epochs`` passes over the rollout's learner decisions in shuffled minibatches
+   of ``ppo.batch_size``: clipped surrogate, value regression, entropy bonus, gradient clipping, Adam,
    stopping early past ``ppo.target_kl`` as SB3 does;
 4. **snapshots**: every ``pool.snapshot_every`` updates the policy is copied into the pool.
 
@@ -21,36 +23,48 @@ checkpoints every ``checkpoint_interval`` decisions, evaluations every ``eval.in
 evaluation on the Python env (``train/summary.py``, the same as the SB3 trainer's).
 
 ==========================  ============================================================================
-the learner's game          as ``SingleAgentEnv`` (the SB3 trainer's): one seat, drawn at random every
-                            episode; the reward of a decision is everything the learner's seat earned
-                            from it until its next decision (opponents' moves included), and the last
-                            decision gets the final result, even when an opponent's move ends the game.
-                            What it earns before its first decision is paid with that decision; a deal
-                            that ends before the learner's first decision is dealt again
-opponents                   every other seat draws, per episode, an entry of ``pool.weights``:
-                            ``random`` (a uniformly random legal move), ``heuristic:<name>`` (the JAX port
-                            of that rule-based player, ``train/jax_players``) or ``self`` (a snapshot of
-                            the learner, sampling from its masked softmax)
+the learner's game          as ``SingleAgentEnv`` (the SB3 trainer's): the reward of a decision is
+                            everything its seat earned from it until the seat's next decision (the other
+                            seats' moves included), and the last decision gets the final result, even when
+                            another seat's move ends the game. What a seat earns before its first
+                            decision is paid with that decision
+tables                      the batch is cut into fixed blocks (:class:`Table`): ``jax.self_play`` of the
+                            games seat the learner's current policy in every seat (every decision trains);
+                            the others are shared among the entries of ``pool.weights`` in proportion to
+                            their weights, the learner in one seat (drawn at random every episode) and that
+                            entry in every other seat: ``random`` (a uniformly random legal move),
+                            ``heuristic:<name>`` (the JAX port of that rule-based player,
+                            ``train/jax_players``), ``self`` (a snapshot of the learner, sampling from its
+                            masked softmax) or ``pretrained`` (the policy the run started from, after the
+                            imitation warm start or ``init_from``, frozen and greedy: a clone of a teacher
+                            that has no JAX port, such as Revolutionary War's exact endgame search). Fixed
+                            blocks let each opponent be computed on its own games only
 snapshots                   a pool of the ``pool.max_snapshots`` most recent copies of the policy (the
                             first taken before training). Each rollout seats ``jax.active_snapshots`` of
-                            them, drawn uniformly from the pool at every update; a ``self`` seat plays one
-                            of these. A game that spans two rollouts meets the next rollout's draw after
-                            the boundary (each seated snapshot costs a forward pass per opponent move, so
-                            only a few can be seated at once; over a run every snapshot is met equally)
+                            them, drawn uniformly from the pool at every update, each in its own share of
+                            the ``self`` games
 advice                      with ``advisor``, the policy (and every snapshot) reads the observation
                             followed by a one-hot of the advisor's move (its JAX port), as in the SB3
                             trainer; the exported player builds the same advice from the Python player
 termination                 an episode ends when the game is terminated or truncated (a truncated game
                             is scored by the rules: no bootstrapping)
-statistics                  per kind of opponent line-up (one entry in every other seat, or ``mixed``):
-                            episodes and the learner's mean return, logged as ``return/<kind>``
+what trains                 a learner decision whose seat moves again within the rollout, or whose episode
+                            ends within it, or whose seat is to move when the rollout ends (bootstrapped
+                            from the value there); the last decision of a seat that waits across the
+                            rollout's end has no value to bootstrap from and is left out (a few percent,
+                            logged as ``train/trained_share``). ``ppo.batch_size`` divides the expected
+                            number of learner decisions into whole minibatches
+counting                    ``total_timesteps`` and the decisions of the progress bar, checkpoints and
+                            benchmarks are learner decisions; ``ppo.n_steps`` counts steps of every seat
+statistics                  per kind of table (every entry, and ``self_play``): episodes and the mean
+                            return of the learner's seat, logged as ``return/<kind>``
 ==========================  ============================================================================
 
 Determinism: everything random comes from ``jax.random`` keys split from ``seed``; the same seed gives
 the same parameters on the same machine (XLA on CPU is deterministic for a fixed thread count). The
 checkpoint holds the whole loop state (parameters, Adam moments, every game in progress, seats,
-opponents, the snapshot pool, the key), so ``--resume`` continues exactly where the run stopped: a
-resumed run ends with the same parameters as one that never stopped.
+the snapshot pool, the key), so ``--resume`` continues exactly where the run stopped: a resumed run
+ends with the same parameters as one that never stopped.
 """
 
 from __future__ import annotations
@@ -71,6 +85,7 @@ import optax
 
 import card_envs
 from card_envs.core.errors import ConfigError
+from card_envs.jax.core import random_legal_actions, reset_finished
 from train.checkpoint import (
     Checkpoint,
     CheckpointError,
@@ -90,9 +105,6 @@ BACKEND = "jax"
 RESUMABLE_CHANGES = ("total_timesteps", "checkpoint_interval", "eval", "pretrain")
 #: logits of illegal actions (finite, so gradients stay finite)
 ILLEGAL = -1e9
-#: loop iterations between two learner decisions after which the loop gives up: only an engine that never
-#: ends a game gets there (a learner knocked out early waits for the whole rest of its game, thousands of moves)
-MAX_OPPONENT_MOVES = 1_000_000
 
 Layers = list[tuple[jax.Array, jax.Array]]  #: [(weights (in, out), bias (out,)), ...]
 Params = dict[str, Layers]  #: {"policy": hidden layers + action layer, "value": ... + value layer}
@@ -165,7 +177,25 @@ def entropy(logits: jax.Array, mask: jax.Array) -> jax.Array:
 
 def sample(key: jax.Array, logits: jax.Array, mask: jax.Array) -> jax.Array:
     """One action per row from the masked softmax."""
-    return jax.random.categorical(key, masked_logits(logits, mask)).astype(jnp.int32)
+    return sample_with_log_prob(key, logits, mask)[0]
+
+
+def sample_with_log_prob(key: jax.Array, logits: jax.Array, mask: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """One action per row from the masked softmax, and its log-probability.
+
+    By the inverse of the cumulative distribution: one uniform number per row (``jax.random.categorical``
+    draws one per action, which costs more than the network for games of many actions). The weights are
+    the unnormalised ``exp(logit - max)`` of the legal actions, summed by a parallel prefix scan (XLA's
+    ``cumsum`` on CPU costs twice as much for 215 actions); the first action whose cumulative weight reaches
+    ``u`` in (0, total] has a positive weight, so it is legal."""
+    top = jnp.max(masked_logits(logits, mask), axis=-1, keepdims=True)  # finite: a row without legal actions
+    weights = jnp.where(mask, jnp.exp(logits - top), 0.0)                 # (a finished game) gets action 0
+    cumulative = jax.lax.associative_scan(jnp.add, weights, axis=-1)
+    total = jnp.maximum(cumulative[..., -1:], jnp.finfo(jnp.float32).tiny)
+    u = (1.0 - jax.random.uniform(key, logits.shape[:-1]))[..., None] * total
+    action = jnp.minimum(jnp.sum(cumulative < u, axis=-1), logits.shape[-1] - 1).astype(jnp.int32)
+    chosen = jnp.take_along_axis(logits, action[..., None], axis=-1)[..., 0]
+    return action, chosen - top[..., 0] - jnp.log(total[..., 0])
 
 
 def to_policy_net(layers: Layers, activation: str) -> PolicyNet:
@@ -176,29 +206,79 @@ def to_policy_net(layers: Layers, activation: str) -> PolicyNet:
 # -- who sits at the table ----------------------------------------------------------------------------
 
 
-RANDOM, SELF = "random", "self"
+RANDOM, SELF, PRETRAINED, SELF_PLAY = "random", "self", "pretrained", "self_play"
+
+
+class Block(NamedTuple):
+    """Games ``lo .. hi - 1`` of the batch, and who sits at their tables."""
+
+    kind: str  #: ``self_play`` (the learner in every seat), or a ``pool.weights`` entry in every other seat
+    lo: int
+    hi: int
+    slot: int = 0  #: the snapshot a ``self`` block seats (``0 .. jax.active_snapshots - 1``)
 
 
 class Table:
-    """The opponents' entries of ``pool.weights`` and how each one moves, inside the jitted loop.
+    """Who sits at each game's table, inside the jitted loop: the batch of ``n_envs`` games is cut into fixed
+    blocks, so that each kind of opponent is computed only on its own games.
 
-    Entries keep the config's order (zero weights dropped); an opponent seat is one entry index, plus a
-    snapshot slot (``0 .. jax.active_snapshots - 1``) that only ``self`` reads. Kind ``len(entries)``
-    is ``mixed`` in the statistics: a line-up of different entries."""
+    The first ``round(jax.self_play * n_envs)`` games seat the learner in every seat; the others are shared
+    among the entries of ``pool.weights`` in proportion to their weights (zero weights dropped, at least one
+    game each; a ``self`` share split evenly among the ``jax.active_snapshots`` seated snapshots)."""
 
-    def __init__(self, config: TrainConfig, game: Any) -> None:
+    def __init__(self, config: TrainConfig, game: Any, n_envs: int) -> None:
         from train.jax_players import make_port
 
         self.entries = [name for name, weight in config.pool.weights.items() if weight > 0]
-        self.weights = np.array([config.pool.weights[name] for name in self.entries], np.float32)
-        self.ports = {name: make_port(game, name) for name in self.entries if name not in (RANDOM, SELF)}
+        self.ports = {name: make_port(game, name) for name in self.entries if name not in (RANDOM, SELF, PRETRAINED)}
         self.advisor = None if config.advisor is None else make_port(game, config.advisor)
         self.slots = config.jax.active_snapshots
+        self.blocks = self._blocks(config, n_envs)
+
+    def _blocks(self, config: TrainConfig, n_envs: int) -> list[Block]:
+        mirrored = round(config.jax.self_play * n_envs)
+        if config.jax.self_play < 1 and n_envs - mirrored < len(self.entries) * (1 + (self.slots - 1) * (
+                SELF in self.entries)):
+            raise ConfigError(f"n_envs ({n_envs}) leaves too few games for the entries of pool.weights "
+                              f"({', '.join(self.entries)}) after jax.self_play ({config.jax.self_play})")
+        blocks = [Block(SELF_PLAY, 0, mirrored)] if mirrored else []
+        if mirrored == n_envs:
+            return blocks
+        weights = np.array([config.pool.weights[name] for name in self.entries], np.float64)
+        shares = _apportion(n_envs - mirrored, weights / weights.sum(), minimum=1)
+        lo = mirrored
+        for name, share in zip(self.entries, shares, strict=True):
+            if name == SELF:
+                for slot, part in enumerate(_apportion(share, np.full(self.slots, 1 / self.slots), minimum=1)):
+                    blocks.append(Block(SELF, lo, lo + part, slot))
+                    lo += part
+            else:
+                blocks.append(Block(name, lo, lo + share))
+                lo += share
+        return blocks
 
     @property
     def kinds(self) -> list[str]:
-        """Statistics' kinds of line-up: every entry, then ``mixed``."""
-        return [*self.entries, "mixed"]
+        """Statistics' kinds of table: every entry, then ``self_play``."""
+        return [*self.entries, SELF_PLAY]
+
+    def kind_of_games(self) -> np.ndarray:
+        """(n_envs,) index into :attr:`kinds` of every game."""
+        return np.concatenate([np.full(b.hi - b.lo, self.kinds.index(b.kind), np.int32) for b in self.blocks])
+
+    def mirrored(self) -> np.ndarray:
+        """(n_envs,) whether the learner sits in every seat of the game."""
+        return np.concatenate([np.full(b.hi - b.lo, b.kind == SELF_PLAY) for b in self.blocks])
+
+
+def _apportion(total: int, shares: np.ndarray, minimum: int) -> list[int]:
+    """``total`` split in proportion to ``shares`` (largest remainders), each part at least ``minimum``."""
+    parts = np.maximum(np.floor(shares * total).astype(int), minimum)
+    while parts.sum() > total:
+        parts[np.argmax(parts)] -= 1
+    for index in np.argsort(-(shares * total - np.floor(shares * total)), kind="stable")[: total - parts.sum()]:
+        parts[index] += 1
+    return parts.tolist()
 
 
 # -- the loop state ---------------------------------------------------------------------------------------
@@ -210,46 +290,41 @@ class Runner(NamedTuple):
     params: Params
     opt_state: Any
     env_state: Any  #: the engine's State, batched over ``n_envs`` games
-    seat: jax.Array  #: (n_envs,) the learner's seat
-    entry: jax.Array  #: (n_envs, players) opponent entry per seat (the learner's own: 0, unread)
-    slot: jax.Array  #: (n_envs, players) snapshot slot per seat (read by ``self`` seats)
-    carried: jax.Array  #: (n_envs,) reward earned before the learner's first decision, paid with it
-    episode_return: jax.Array  #: (n_envs,) the learner's return so far in each game
+    seat: jax.Array  #: (n_envs,) the learner's seat (unread in ``self_play`` games: it has them all)
+    decided: jax.Array  #: (n_envs, players) the seat has made a learner decision in this episode
+    unpaid: jax.Array  #: (n_envs, players) rewards of the seat before its first decision, paid with it
+    episode_return: jax.Array  #: (n_envs,) the learner seat's return so far in each game
     episode_decisions: jax.Array  #: (n_envs,) decisions of every seat so far in each game
     snapshots: Layers  #: the pool: every array with a leading ``pool.max_snapshots`` axis
     snapshot_count: jax.Array  #: snapshots taken so far (the pool holds the last ``max_snapshots``)
+    anchor: Layers  #: the policy the run started from (the ``pretrained`` opponent)
     update: jax.Array  #: PPO updates done
+    decisions: jax.Array  #: learner decisions played so far
     key: jax.Array
 
 
 class Transition(NamedTuple):
-    observation: jax.Array  #: what the policy read (observation, then the advice if any)
+    """One step of every game (time-major in a rollout): whoever moved, and whether it was the learner."""
+
+    observation: jax.Array  #: what the learner's policy read (observation, then the advice if any)
     mask: jax.Array
     action: jax.Array
     log_prob: jax.Array
     value: jax.Array
-    reward: jax.Array
-    done: jax.Array
+    mover: jax.Array  #: the seat that moved
+    learner: jax.Array  #: the learner moved (a training sample)
+    bonus: jax.Array  #: rewards of the mover's seat before its first decision (paid with this one)
+    rewards: jax.Array  #: (n_envs, players) what the step paid every seat
+    done: jax.Array  #: the step ended the episode
 
 
-class Turn(NamedTuple):
-    """The games between two learner decisions (:meth:`JaxPPO.play_until_learner`), batched over games."""
+class Targets(NamedTuple):
+    """What GAE makes of a rollout, per step and game."""
 
-    state: Any
-    seat: jax.Array
-    entry: jax.Array
-    slot: jax.Array
-    finished: jax.Array  #: the learner's episode ended (the game has been dealt again)
-    earned: jax.Array  #: the learner's rewards before the end
-    replies: jax.Array  #: decisions before the end
-    carried: jax.Array  #: the learner's rewards in the new episode, before its first decision
-    first: jax.Array  #: decisions in the new episode, before the learner's first
-
-    @classmethod
-    def start(cls, state: Any, seat: jax.Array, entry: jax.Array, slot: jax.Array, finished: jax.Array,
-              carried: jax.Array) -> Turn:
-        zeros = jnp.zeros(seat.shape, jnp.int32)
-        return cls(state, seat, entry, slot, finished, jnp.zeros(seat.shape, jnp.float32), zeros, carried, zeros)
+    advantage: jax.Array
+    value_target: jax.Array
+    reward: jax.Array  #: the decision's reward: its seat's rewards from it to the seat's next decision
+    weight: jax.Array  #: a training sample: a learner decision whose next decision (or end) is in the rollout
 
 
 def tree_where(condition: jax.Array, new: Any, old: Any) -> Any:
@@ -259,6 +334,11 @@ def tree_where(condition: jax.Array, new: Any, old: Any) -> Any:
         return jnp.where(condition.reshape(condition.shape + (1,) * (a.ndim - condition.ndim)), a, b)
 
     return jax.tree.map(pick, new, old)
+
+
+def seat_value(per_seat: jax.Array, seat: jax.Array) -> jax.Array:
+    """``per_seat[i, seat[i]]`` for a ``(n_envs, players)`` array, without a gather."""
+    return jnp.sum(jnp.where(jnp.arange(per_seat.shape[1]) == seat[:, None], per_seat, 0), axis=1)
 
 
 # -- the trainer ---------------------------------------------------------------------------------------------
@@ -271,30 +351,33 @@ class JaxPPO:
         self.config = config
         self.env = env
         self.game = game or card_envs.make_game(config.game, **config.env_options)
-        self.table = Table(config, self.game)
+        self.n_envs = config.n_envs
+        self.table = Table(config, self.game, self.n_envs)
         self.players = env.num_players
         self.num_actions = env.num_actions
         (observation_size,) = env.observation_shape
         self.inputs = observation_size + (self.num_actions if config.advisor is not None else 0)
         ppo = config.ppo
-        self.n_envs = config.n_envs
-        self.rollout = ppo.n_steps * config.n_envs
-        self.minibatches = self.rollout // ppo.batch_size
+        self.steps = ppo.n_steps * config.n_envs  #: game decisions per rollout
+        self.minibatches = max(1, math.ceil(self.expected_samples() / ppo.batch_size))
+        self.samples = self.minibatches * ppo.batch_size  #: learner decisions trained on per update
+        #: games re-dealt per step at most (the rest of those that ended wait a step, as a no-op)
+        self.deals = max(8, self.n_envs // 16)
         self.activation = ppo.activation
         self.optimizer = optax.chain(optax.clip_by_global_norm(ppo.max_grad_norm), optax.scale_by_adam(eps=1e-5))
         self.run_updates = jax.jit(self._run_updates, static_argnums=2)
         self.init = jax.jit(self._init)
 
-    # -- seats and opponents ------------------------------------------------------------------------------
+    def expected_samples(self) -> float:
+        """Learner decisions per rollout that can train: every decision of a ``self_play`` game, one seat's share
+        of the others, less the last decision of each learner seat not to move when the rollout ends."""
+        mirrored = float(self.table.mirrored().sum())
+        single = self.n_envs - mirrored
+        played = self.config.ppo.n_steps * (mirrored + single / self.players)
+        cut = (mirrored + single / self.players) * (self.players - 1)
+        return max(played - cut, 1.0)
 
-    def draw_lineups(self, key: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
-        """A learner seat, an entry and a snapshot slot per seat, for every game."""
-        k_seat, k_entry, k_slot = jax.random.split(key, 3)
-        seat = jax.random.randint(k_seat, (self.n_envs,), 0, self.players, jnp.int32)
-        logits = jnp.log(jnp.asarray(self.table.weights))
-        entry = jax.random.categorical(k_entry, logits, shape=(self.n_envs, self.players)).astype(jnp.int32)
-        slot = jax.random.randint(k_slot, (self.n_envs, self.players), 0, self.table.slots, jnp.int32)
-        return seat, entry, slot
+    # -- seats and opponents ------------------------------------------------------------------------------
 
     def policy_input(self, observation: jax.Array, mask: jax.Array, key: jax.Array) -> jax.Array:
         """What a network reads: the observation, then (with an advisor) the one-hot of its move."""
@@ -304,202 +387,176 @@ class JaxPPO:
         advice = jax.vmap(self.table.advisor)(observation, mask, keys)
         return jnp.concatenate([observation, jax.nn.one_hot(advice, self.num_actions, dtype=observation.dtype)], -1)
 
-    def opponent_actions(self, state: Any, entry: jax.Array, slot: jax.Array, active: Layers,
-                         key: jax.Array) -> jax.Array:
-        """The move of whoever is to act in every game, as its seat's entry plays (learner seats ignored)."""
-        rows = jnp.arange(self.n_envs)
-        mover = jnp.maximum(state.current_player, 0)
-        entry_now, slot_now = entry[rows, mover], slot[rows, mover]
-        observation, mask = state.observation, state.legal_action_mask
-        actions = jnp.zeros(self.n_envs, jnp.int32)
-        keys = jax.random.split(key, len(self.table.entries) + 1)
-        for index, name in enumerate(self.table.entries):
-            k = keys[index]
-            if name == RANDOM:
-                chosen = sample(k, jnp.zeros(mask.shape), mask)
-            elif name == SELF:
-                k_advice, k_sample = jax.random.split(k)
-                inputs = self.policy_input(observation, mask, k_advice)
-                chosen = jnp.zeros(self.n_envs, jnp.int32)
-                for s in range(self.table.slots):
-                    layers = jax.tree.map(lambda a, s=s: a[s], active)
-                    logits, _ = policy_logits(layers, inputs, self.activation)
-                    chosen = jnp.where(slot_now == s, sample(jax.random.fold_in(k_sample, s), logits, mask), chosen)
+    def opponent_actions(self, observation: jax.Array, mask: jax.Array, inputs: jax.Array, active: Layers,
+                         anchor: Layers, key: jax.Array) -> jax.Array:
+        """The move every game's opponents would make now, block by block (``self_play`` games: unread)."""
+        parts = []
+        for index, block in enumerate(self.table.blocks):
+            k = jax.random.fold_in(key, index)
+            rows = slice(block.lo, block.hi)
+            if block.kind == SELF_PLAY:
+                chosen = jnp.zeros(block.hi - block.lo, jnp.int32)
+            elif block.kind == RANDOM:
+                chosen = random_legal_actions(k, mask[rows])
+            elif block.kind == SELF:
+                layers = jax.tree.map(lambda a, s=block.slot: a[s], active)
+                logits, _ = policy_logits(layers, inputs[rows], self.activation)
+                chosen = sample(k, logits, mask[rows])
+            elif block.kind == PRETRAINED:
+                logits, _ = policy_logits(anchor, inputs[rows], self.activation)
+                chosen = jnp.argmax(masked_logits(logits, mask[rows]), axis=-1).astype(jnp.int32)
             else:
-                port = self.table.ports[name]
-                chosen = jax.vmap(port)(observation, mask, jax.random.split(k, self.n_envs))
-            actions = jnp.where(entry_now == index, chosen, actions)
-        return actions
+                port = self.table.ports[block.kind]
+                chosen = jax.vmap(port)(observation[rows], mask[rows], jax.random.split(k, block.hi - block.lo))
+            parts.append(chosen)
+        return jnp.concatenate(parts)
 
-    def play_until_learner(self, turn: Turn, active: Layers, key: jax.Array) -> Turn:
-        """Opponents move until every game is at the learner's seat, in one ``lax.while_loop``.
-
-        A game that ends (``over``) is dealt again at once: if the learner's episode was still running it is
-        marked ``finished`` (the rewards until then are ``earned``, the moves ``replies``) and gets a new
-        seat and line-up; a new deal that ends before the learner's first decision is dealt again (what it
-        paid is void). In the new episode the rewards go to ``carried`` (paid with the learner's first
-        decision) and the moves to ``first``."""
-        rows = jnp.arange(self.n_envs)
-        batch_step = jax.vmap(self.env.step)
-        batch_init = jax.vmap(self.env.init)
-
-        def over(s: Any) -> jax.Array:
-            return s.terminated | s.truncated
-
-        def cond(carry: tuple[Turn, jax.Array, jax.Array]) -> jax.Array:
-            t, _, moves = carry
-            return jnp.any(over(t.state) | (t.state.current_player != t.seat)) & (moves < MAX_OPPONENT_MOVES)
-
-        def body(carry: tuple[Turn, jax.Array, jax.Array]) -> tuple[Turn, jax.Array, jax.Array]:
-            t, k, moves = carry
-            k, k_deal, k_seats, k_act, k_step = jax.random.split(k, 5)
-            ended = over(t.state)
-            ending = ended & ~t.finished  # the learner's episode ends here
-            redeal = ended & t.finished  # a new deal that ended before the learner's first decision
-            state = jax.lax.cond(jnp.any(ended),
-                                 lambda: tree_where(ended, batch_init(jax.random.split(k_deal, self.n_envs)),
-                                                    t.state),
-                                 lambda: t.state)
-            seat, entry, slot = self.draw_lineups(k_seats)
-            t = t._replace(state=state, seat=jnp.where(ending, seat, t.seat),
-                           entry=jnp.where(ending[:, None], entry, t.entry),
-                           slot=jnp.where(ending[:, None], slot, t.slot), finished=t.finished | ended,
-                           carried=jnp.where(redeal, 0.0, t.carried), first=jnp.where(redeal, 0, t.first))
-            moving = t.state.current_player != t.seat
-            actions = self.opponent_actions(t.state, t.entry, t.slot, active, k_act)
-            stepped = batch_step(t.state, actions, jax.random.split(k_step, self.n_envs))
-            paid = jnp.where(moving, stepped.rewards[rows, t.seat], 0.0)
-            t = t._replace(state=tree_where(moving, stepped, t.state),
-                           earned=t.earned + jnp.where(t.finished, 0.0, paid),
-                           carried=t.carried + jnp.where(t.finished, paid, 0.0),
-                           replies=t.replies + (moving & ~t.finished), first=t.first + (moving & t.finished))
-            return t, k, moves + 1
-
-        turn, _, _ = jax.lax.while_loop(cond, body, (turn, key, jnp.int32(0)))
-        return turn
+    def draw_seats(self, key: jax.Array) -> jax.Array:
+        return jax.random.randint(key, (self.n_envs,), 0, self.players, jnp.int32)
 
     # -- the loop -----------------------------------------------------------------------------------------------
 
     def _init(self, key: jax.Array) -> Runner:
-        """A fresh run: the network, Adam, ``n_envs`` deals played up to the learner's first decision, and
-        the pool holding the untrained policy (so ``self`` seats can be drawn from the start)."""
-        k_net, k_deal, k_seats, k_play, key = jax.random.split(key, 5)
+        """A fresh run: the network, Adam, ``n_envs`` deals, and the pool holding the untrained policy (so
+        ``self`` seats can be drawn from the start)."""
+        k_net, k_deal, k_seats, key = jax.random.split(key, 4)
         ppo = self.config.ppo
         params = init_network(k_net, self.inputs, self.num_actions, list(ppo.net_arch), self.config.jax.network)
         state = jax.vmap(self.env.init)(jax.random.split(k_deal, self.n_envs))
-        seat, entry, slot = self.draw_lineups(k_seats)
         size = self.config.pool.max_snapshots
         snapshots = jax.tree.map(lambda a: jnp.zeros((size, *a.shape), a.dtype).at[0].set(a), params["policy"])
-        active = jax.tree.map(lambda a: jnp.repeat(a[:1], self.table.slots, axis=0), snapshots)
-        zeros = jnp.zeros(self.n_envs, jnp.float32)
-        every = jnp.ones(self.n_envs, jnp.bool_)
-        turn = self.play_until_learner(Turn.start(state, seat, entry, slot, every, zeros), active, k_play)
-        return Runner(params, self.optimizer.init(params), turn.state, turn.seat, turn.entry, turn.slot,
-                      turn.carried, zeros, turn.first, snapshots, jnp.int32(1), jnp.int32(0), key)
+        seats = jnp.zeros((self.n_envs, self.players))
+        return Runner(params, self.optimizer.init(params), state, self.draw_seats(k_seats), seats.astype(bool),
+                      seats, jnp.zeros(self.n_envs), jnp.zeros(self.n_envs, jnp.int32), snapshots, jnp.int32(1),
+                      params["policy"], jnp.int32(0), jnp.int32(0), key)
 
-    def _run_updates(self, runner: Runner, total_updates: jax.Array, count: int) -> tuple[Runner, dict]:
+    def _run_updates(self, runner: Runner, total_decisions: jax.Array, count: int) -> tuple[Runner, dict]:
         """``count`` PPO updates (acting, GAE, epochs, snapshots); per-update statistics stacked."""
-        return jax.lax.scan(lambda r, _: self._update(r, total_updates), runner, None, length=count)
+        return jax.lax.scan(lambda r, _: self._update(r, total_decisions), runner, None, length=count)
 
-    def _update(self, runner: Runner, total_updates: jax.Array) -> tuple[Runner, dict]:
+    def _update(self, runner: Runner, total_decisions: jax.Array) -> tuple[Runner, dict]:
         config, ppo = self.config, self.config.ppo
-        key, k_active, k_epochs = jax.random.split(runner.key, 3)
+        key, k_active, k_epochs, k_last = jax.random.split(runner.key, 4)
         runner = runner._replace(key=key)
         held = jnp.minimum(runner.snapshot_count, config.pool.max_snapshots)
         chosen = jax.random.randint(k_active, (self.table.slots,), 0, held)
         active = jax.tree.map(lambda a: a[chosen], runner.snapshots)
         kinds = len(self.table.kinds)
-        totals = (jnp.zeros(kinds), jnp.zeros(kinds), jnp.float32(0), jnp.float32(0))
+        totals = (jnp.zeros(kinds), jnp.zeros(kinds), jnp.float32(0))
         (runner, totals), trajectory = jax.lax.scan(
             lambda carry, _: self._act(carry, active), (runner, totals), None, length=ppo.n_steps)
-        # GAE over each game's learner decisions, bootstrapped from the value of the next one
-        k_last, key = jax.random.split(runner.key)
         state = runner.env_state
         last_input = self.policy_input(state.observation, state.legal_action_mask, k_last)
         _, last_value = forward(runner.params, last_input, self.activation)
-        advantages, returns = gae(trajectory, last_value, ppo.gamma, ppo.gae_lambda)
-        progress = runner.update.astype(jnp.float32) / jnp.maximum(total_updates, 1).astype(jnp.float32)
+        last_learner = self.learner_moves(state, runner.seat)
+        targets = gae(trajectory, last_value, state.current_player, last_learner, self.players, ppo.gamma,
+                      ppo.gae_lambda)
+        progress = jnp.minimum(runner.decisions.astype(jnp.float32) / jnp.maximum(total_decisions, 1), 1.0)
         rate = ppo.learning_rate * (1.0 - progress if ppo.lr_schedule == "linear" else 1.0)
-        params, opt_state, losses = self._epochs(runner.params, runner.opt_state, trajectory, advantages, returns,
-                                                 rate, k_epochs)
+        params, opt_state, losses = self._epochs(runner.params, runner.opt_state, trajectory, targets, rate, k_epochs)
         update = runner.update + 1
         take = (update % config.pool.snapshot_every) == 0
         index = runner.snapshot_count % config.pool.max_snapshots
         snapshots = jax.tree.map(lambda pool, a: jnp.where(take, pool.at[index].set(a), pool), runner.snapshots,
                                  params["policy"])
-        runner = runner._replace(params=params, opt_state=opt_state, snapshots=snapshots, update=update, key=key,
-                                 snapshot_count=runner.snapshot_count + take.astype(jnp.int32))
-        episodes, return_sums, decisions, lengths = totals
-        stats = {**losses, "episodes": episodes, "return_sums": return_sums, "game_decisions": decisions,
-                 "finished_lengths": lengths, "learning_rate": rate,
-                 "explained_variance": explained_variance(trajectory.value, returns)}
+        played = jnp.sum(trajectory.learner, dtype=jnp.int32)
+        runner = runner._replace(params=params, opt_state=opt_state, snapshots=snapshots, update=update,
+                                 snapshot_count=runner.snapshot_count + take.astype(jnp.int32),
+                                 decisions=runner.decisions + played)
+        episodes, return_sums, lengths = totals
+        weight = targets.weight.astype(jnp.float32)
+        stats = {**losses, "episodes": episodes, "return_sums": return_sums, "finished_lengths": lengths,
+                 "learner_decisions": played, "trained_share": weight.sum() / jnp.maximum(played, 1),
+                 "learning_rate": rate,
+                 "explained_variance": explained_variance(trajectory.value, targets.value_target, weight)}
         return runner, stats
 
+    def learner_moves(self, state: Any, seat: jax.Array) -> jax.Array:
+        """Per game: the learner is to move (its seat, or any seat of a ``self_play`` game) in a running game."""
+        over = state.terminated | state.truncated
+        return (jnp.asarray(self.table.mirrored()) | (state.current_player == seat)) & ~over
+
     def _act(self, carry: tuple[Runner, tuple], active: Layers) -> tuple[tuple[Runner, tuple], Transition]:
-        """One learner decision in every game, the opponents' replies, and the reset of finished games."""
-        runner, (episodes, return_sums, all_decisions, lengths) = carry
-        key, k_input, k_action, k_step, k_reply = jax.random.split(runner.key, 5)
-        state, rows = runner.env_state, jnp.arange(self.n_envs)
-        inputs = self.policy_input(state.observation, state.legal_action_mask, k_input)
+        """One decision in every game (the learner's or an opponent's), then new deals for games that ended."""
+        runner, (episodes, return_sums, lengths) = carry
+        key, k_input, k_action, k_opponents, k_step, k_deal, k_seats = jax.random.split(runner.key, 7)
+        state = runner.env_state
+        mover, mask = state.current_player, state.legal_action_mask
+        learner = self.learner_moves(state, runner.seat)
+        inputs = self.policy_input(state.observation, mask, k_input)
         logits, value = forward(runner.params, inputs, self.activation)
-        mask = state.legal_action_mask
-        action = sample(k_action, logits, mask)
-        log_prob = jnp.take_along_axis(log_policy(logits, mask), action[:, None], axis=1)[:, 0]
-        state = jax.vmap(self.env.step)(state, action, jax.random.split(k_step, self.n_envs))
-        paid = runner.carried + state.rewards[rows, runner.seat]
-        unfinished = jnp.zeros(self.n_envs, jnp.bool_)
-        turn = Turn.start(state, runner.seat, runner.entry, runner.slot, unfinished, jnp.zeros(self.n_envs))
-        turn = self.play_until_learner(turn, active, k_reply)
-        reward, done = paid + turn.earned, turn.finished
-        transition = Transition(inputs, mask, action, log_prob, value, reward, done)
-        # statistics of the games that ended, by kind of line-up
-        episode_return = runner.episode_return + reward
-        episode_decisions = runner.episode_decisions + 1 + turn.replies
-        kind = self.lineup_kind(runner.entry, runner.seat)
+        own, log_prob = sample_with_log_prob(k_action, logits, mask)
+        theirs = self.opponent_actions(state.observation, mask, inputs, active, runner.anchor, k_opponents)
+        action = jnp.where(learner, own, theirs)
+        step_keys = jax.random.split(k_step, self.n_envs) if getattr(self.env, "step_uses_key", True) else None
+        was_over = state.terminated | state.truncated
+        stepped = jax.vmap(self.env.step)(state, action, step_keys)
+        rewards = stepped.rewards
+        # rewards of a seat before its first decision are paid with that decision
+        first = learner[:, None] & (jnp.arange(self.players) == mover[:, None]) & ~runner.decided
+        bonus = seat_value(jnp.where(first, runner.unpaid, 0.0), mover)
+        decided = runner.decided | first
+        unpaid = jnp.where(decided, 0.0, runner.unpaid + rewards)
+        done = (stepped.terminated | stepped.truncated) & ~was_over
+        transition = Transition(inputs, mask, own, log_prob, value, mover, learner, bonus, rewards, done)
+        # statistics of the games that ended, by kind of table
+        episode_return = runner.episode_return + seat_value(rewards, runner.seat)
+        episode_decisions = runner.episode_decisions + (~was_over).astype(jnp.int32)
+        kind = jnp.asarray(self.table.kind_of_games())
         kinds = len(self.table.kinds)
         episodes = episodes + jax.ops.segment_sum(done.astype(jnp.float32), kind, kinds)
         return_sums = return_sums + jax.ops.segment_sum(jnp.where(done, episode_return, 0.0), kind, kinds)
         lengths = lengths + jnp.sum(jnp.where(done, episode_decisions, 0)).astype(jnp.float32)
-        all_decisions = all_decisions + jnp.sum(1 + turn.replies + turn.first).astype(jnp.float32)
-        runner = runner._replace(env_state=turn.state, seat=turn.seat, entry=turn.entry, slot=turn.slot,
-                                 carried=turn.carried, key=key,
-                                 episode_return=jnp.where(done, 0.0, episode_return),
-                                 episode_decisions=jnp.where(done, turn.first, episode_decisions))
-        return (runner, (episodes, return_sums, all_decisions, lengths)), transition
+        # new deals (at most ``deals`` per step), each with a new seat for the learner
+        dealt = reset_finished(self.env, stepped, k_deal, slots=min(self.deals, self.n_envs))
+        fresh = (stepped.terminated | stepped.truncated) & ~(dealt.terminated | dealt.truncated)
+        runner = runner._replace(
+            env_state=dealt, key=key, seat=jnp.where(fresh, self.draw_seats(k_seats), runner.seat),
+            decided=decided & ~fresh[:, None], unpaid=jnp.where(fresh[:, None], 0.0, unpaid),
+            episode_return=jnp.where(fresh, 0.0, episode_return),
+            episode_decisions=jnp.where(fresh, 0, episode_decisions))
+        return (runner, (episodes, return_sums, lengths)), transition
 
-    def lineup_kind(self, entry: jax.Array, seat: jax.Array) -> jax.Array:
-        """Per game: the entry every opponent seat has, or ``mixed`` (``len(entries)``)."""
-        others = jnp.arange(self.players)[None, :] != seat[:, None]
-        first_other = jnp.where(seat == 0, 1, 0)
-        reference = entry[jnp.arange(self.n_envs), first_other]
-        same = jnp.all(~others | (entry == reference[:, None]), axis=1)
-        return jnp.where(same, reference, len(self.table.entries))
-
-    def _epochs(self, params: Params, opt_state: Any, trajectory: Transition, advantages: jax.Array,
-                returns: jax.Array, rate: jax.Array, key: jax.Array) -> tuple[Params, Any, dict]:
-        """``ppo.n_epochs`` passes of minibatch PPO over the rollout; stops for good past ``ppo.target_kl``."""
+    def _epochs(self, params: Params, opt_state: Any, trajectory: Transition, targets: Targets, rate: jax.Array,
+                key: jax.Array) -> tuple[Params, Any, dict]:
+        """``ppo.n_epochs`` passes of minibatch PPO over the rollout's training samples; stops for good past
+        ``ppo.target_kl``. The samples are ``samples`` steps of the rollout: learner decisions in a random order,
+        then padding of weight zero if the rollout had fewer (any beyond wait for no one: left out). Each epoch
+        gathers them once, in its own order (the first epoch in the drawn order, the others in a permutation
+        of it): one copy of the rollout per epoch, the biggest memory traffic of the update."""
         ppo = self.config.ppo
-        batch = (trajectory.observation, trajectory.mask, trajectory.action, trajectory.log_prob, advantages,
-                 returns)
-        batch = jax.tree.map(lambda a: a.reshape(self.rollout, *a.shape[2:]), batch)
+        k_order, k_epochs = jax.random.split(key)
+        batch = (trajectory.observation, trajectory.mask, trajectory.action, trajectory.log_prob,
+                 targets.advantage, targets.value_target, targets.weight.astype(jnp.float32))
+        batch = jax.tree.map(lambda a: a.reshape(self.steps, *a.shape[2:]), batch)
+        shuffle = jax.random.uniform(k_order, (self.steps,))
+        selected = jnp.argsort(jnp.where(batch[-1] > 0, shuffle, 1.0 + shuffle))[: self.samples]
+        orders = jnp.stack([selected, *(selected[jax.random.permutation(k, self.samples)]
+                                        for k in jax.random.split(k_epochs, ppo.n_epochs - 1))])
         limit = math.inf if ppo.target_kl is None else 1.5 * ppo.target_kl
 
         def loss_fn(p: Params, minibatch: tuple) -> tuple[jax.Array, dict]:
-            observation, mask, action, old_log_prob, advantage, target = minibatch
+            observation, mask, action, old_log_prob, advantage, target, weight = minibatch
+            count = jnp.maximum(weight.sum(), 1.0)
+
+            def mean(x: jax.Array) -> jax.Array:
+                return jnp.sum(x * weight) / count
+
             logits, value = forward(p, observation, self.activation)
             log_prob = jnp.take_along_axis(log_policy(logits, mask), action[:, None], axis=1)[:, 0]
             if ppo.normalize_advantage:
-                advantage = (advantage - advantage.mean()) / (advantage.std() + 1e-8)
-            log_ratio = log_prob - old_log_prob
+                centre = mean(advantage)
+                advantage = (advantage - centre) / (jnp.sqrt(mean((advantage - centre) ** 2)) + 1e-8)
+            log_ratio = jnp.where(weight > 0, log_prob - old_log_prob, 0.0)
             ratio = jnp.exp(log_ratio)
             clipped = jnp.clip(ratio, 1 - ppo.clip_range, 1 + ppo.clip_range)
-            policy_loss = -jnp.mean(jnp.minimum(ratio * advantage, clipped * advantage))
-            value_loss = jnp.mean((target - value) ** 2)
-            entropy_mean = jnp.mean(entropy(logits, mask))
+            policy_loss = -mean(jnp.minimum(ratio * advantage, clipped * advantage))
+            value_loss = mean((target - value) ** 2)
+            entropy_mean = mean(entropy(logits, mask))
             loss = policy_loss + ppo.vf_coef * value_loss - ppo.ent_coef * entropy_mean
             return loss, {"policy_loss": policy_loss, "value_loss": value_loss, "entropy": entropy_mean,
-                          "approx_kl": jnp.mean((ratio - 1) - log_ratio),
-                          "clip_fraction": jnp.mean((jnp.abs(ratio - 1) > ppo.clip_range).astype(jnp.float32))}
+                          "approx_kl": mean((ratio - 1) - log_ratio),
+                          "clip_fraction": mean((jnp.abs(ratio - 1) > ppo.clip_range).astype(jnp.float32))}
 
         def step(carry: tuple, minibatch: tuple) -> tuple[tuple, dict]:
             p, o, going = carry
@@ -511,13 +568,11 @@ class JaxPPO:
             o = jax.tree.map(lambda a, b: jnp.where(going, a, b), new_o, o)
             return (p, o, going), {**info, "trained": going.astype(jnp.float32)}
 
-        def epoch(carry: tuple, k: jax.Array) -> tuple[tuple, dict]:
-            order = jax.random.permutation(k, self.rollout)
+        def epoch(carry: tuple, order: jax.Array) -> tuple[tuple, dict]:
             shuffled = jax.tree.map(lambda a: a[order].reshape(self.minibatches, -1, *a.shape[1:]), batch)
             return jax.lax.scan(step, carry, shuffled)
 
-        (params, opt_state, _), info = jax.lax.scan(epoch, (params, opt_state, jnp.bool_(True)),
-                                                    jax.random.split(key, ppo.n_epochs))
+        (params, opt_state, _), info = jax.lax.scan(epoch, (params, opt_state, jnp.bool_(True)), orders)
         trained = info.pop("trained")
         weight = trained / jnp.maximum(trained.sum(), 1.0)  # statistics of the minibatches trained on
         losses = {name: jnp.sum(values * weight) for name, values in info.items()}
@@ -525,23 +580,46 @@ class JaxPPO:
         return params, opt_state, losses
 
 
-def gae(trajectory: Transition, last_value: jax.Array, gamma: float, lam: float) -> tuple[jax.Array, jax.Array]:
-    """Generalized advantage estimates and value targets (``advantage + value``), time-major."""
+def gae(trajectory: Transition, last_value: jax.Array, last_mover: jax.Array, last_learner: jax.Array, players: int,
+        gamma: float, lam: float) -> Targets:
+    """Generalized advantage estimates over each seat's own decisions, time-major.
 
-    def back(carry: tuple[jax.Array, jax.Array], step: Transition) -> tuple[tuple[jax.Array, jax.Array], jax.Array]:
-        advantage, next_value = carry
-        alive = 1.0 - step.done.astype(jnp.float32)
-        delta = step.reward + gamma * next_value * alive - step.value
-        advantage = delta + gamma * lam * alive * advantage
-        return (advantage, step.value), advantage
+    A decision's reward is what its seat earned from it until the seat's next decision (the other seats'
+    moves included; plus ``bonus``), its next value that of the seat's next decision (0 after the episode's
+    end; at the end of the rollout, the value of the position if that seat is to move there). A decision
+    whose seat does not move again in the rollout before the episode ends has no next value to bootstrap
+    from: it gets weight 0 (not trained on)."""
+    seats = jnp.arange(players)
+    at_end = (seats == last_mover[:, None]) & last_learner[:, None]
+    start = (jnp.where(at_end, last_value[:, None], 0.0), jnp.zeros(at_end.shape), jnp.zeros(at_end.shape), ~at_end)
 
-    _, advantages = jax.lax.scan(back, (jnp.zeros_like(last_value), last_value), trajectory, reverse=True)
-    return advantages, advantages + trajectory.value
+    def back(carry: tuple, step: Transition) -> tuple[tuple, Targets]:
+        next_value, next_advantage, pending, open_ = carry
+        ended = step.done[:, None]
+        next_value, next_advantage = jnp.where(ended, 0.0, next_value), jnp.where(ended, 0.0, next_advantage)
+        pending, open_ = jnp.where(ended, 0.0, pending) + step.rewards, open_ & ~ended
+        reward = step.bonus + seat_value(pending, step.mover)
+        delta = reward + gamma * seat_value(next_value, step.mover) - step.value
+        advantage = delta + gamma * lam * seat_value(next_advantage, step.mover)
+        weight = step.learner & (seat_value(open_.astype(jnp.int32), step.mover) == 0)
+        moved = (seats == step.mover[:, None]) & step.learner[:, None]
+        carry = (jnp.where(moved, step.value[:, None], next_value),
+                 jnp.where(moved, advantage[:, None], next_advantage), jnp.where(moved, 0.0, pending), open_ & ~moved)
+        return carry, Targets(advantage, advantage + step.value, reward, weight)
+
+    _, targets = jax.lax.scan(back, start, trajectory, reverse=True)
+    return targets
 
 
-def explained_variance(values: jax.Array, returns: jax.Array) -> jax.Array:
-    spread = jnp.var(returns)
-    return jnp.where(spread > 0, 1.0 - jnp.var(returns - values) / spread, jnp.nan)
+def explained_variance(values: jax.Array, returns: jax.Array, weight: jax.Array) -> jax.Array:
+    count = jnp.maximum(weight.sum(), 1.0)
+
+    def variance(x: jax.Array) -> jax.Array:
+        centre = jnp.sum(x * weight) / count
+        return jnp.sum((x - centre) ** 2 * weight) / count
+
+    spread = variance(returns)
+    return jnp.where(spread > 0, 1.0 - variance(returns - values) / spread, jnp.nan)
 
 
 # -- the run ---------------------------------------------------------------------------------------------------
@@ -577,17 +655,6 @@ def trainer_for(config: TrainConfig, env: Any) -> JaxPPO:
     return _TRAINERS[key][1]
 
 
-def decisions_per_update(config: TrainConfig) -> int:
-    return config.ppo.n_steps * config.n_envs
-
-
-def planned_updates(config: TrainConfig) -> int:
-    """PPO updates of the run: ``total_timesteps`` rounded up to whole calls of ``jax.updates_per_call``."""
-    per_call = config.jax.updates_per_call
-    calls = -(-config.total_timesteps // (decisions_per_update(config) * per_call))
-    return calls * per_call
-
-
 def train(config: TrainConfig, *, resume: bool = False, progress: bool = True, final_eval: bool = True,
           env: Any = None) -> Summary:
     """Train (or continue) the run of ``config`` (``backend: jax``); see the module docstring.
@@ -613,14 +680,12 @@ def train(config: TrainConfig, *, resume: bool = False, progress: bool = True, f
         started, cpu_started = time.perf_counter(), cpu_seconds()
         runner = trainer.init(jax.random.PRNGKey(config.seed))
         if config.init_from is not None:
-            runner = runner._replace(params=initial_params(config, trainer, config.init_from))
+            runner = start_from(trainer, runner, initial_params(config, trainer, config.init_from))
         if config.pretrain.teacher is not None:
             from train.jax_pretrain import warm_start
 
             params, run.pretrain = warm_start(config, trainer, runner.params, progress)
-            runner = runner._replace(params=params, opt_state=trainer.optimizer.init(params),
-                                     snapshots=jax.tree.map(lambda pool, a: pool.at[0].set(a), runner.snapshots,
-                                                            params["policy"]))
+            runner = start_from(trainer, runner, params)
         run.wall_time = time.perf_counter() - started
         run.cpu_time = cpu_seconds() - cpu_started
     loop = Loop(config, trainer, runner, run, checkpoint_path, progress)
@@ -633,6 +698,14 @@ def train(config: TrainConfig, *, resume: bool = False, progress: bool = True, f
     if final_eval:
         summary.write(run_dir / "summary")
     return summary
+
+
+def start_from(trainer: JaxPPO, runner: Runner, params: Params) -> Runner:
+    """A fresh run that starts from ``params`` (a warm start, ``init_from``): new Adam moments, and the policy is
+    the pool's first snapshot and the ``pretrained`` opponent."""
+    return runner._replace(params=params, opt_state=trainer.optimizer.init(params), anchor=params["policy"],
+                           snapshots=jax.tree.map(lambda pool, a: pool.at[0].set(a), runner.snapshots,
+                                                  params["policy"]))
 
 
 class Loop:
@@ -648,17 +721,18 @@ class Loop:
 
     @property
     def decisions(self) -> int:
-        return int(self.runner.update) * decisions_per_update(self.config)
+        return int(self.runner.decisions)
 
     def run(self) -> None:
+        """Calls of ``jax.updates_per_call`` updates until ``total_timesteps`` learner decisions are played."""
         config, run = self.config, self.run_state
-        total = planned_updates(config)
+        total = config.total_timesteps
         per_call = config.jax.updates_per_call
         started = time.perf_counter() - run.wall_time
         cpu_started = cpu_seconds() - run.cpu_time
         bar = self._bar(total)
         try:
-            while int(self.runner.update) < total:
+            while self.decisions < total:
                 compiling = time.perf_counter()
                 self.runner, stats = self.trainer.run_updates(self.runner, jnp.int32(total), per_call)
                 stats = jax.device_get(stats)
@@ -668,7 +742,7 @@ class Loop:
                 steps = self.decisions
                 run.wall_time, run.cpu_time = time.perf_counter() - started, cpu_seconds() - cpu_started
                 evaluate_now = config.eval.interval > 0 and steps - run.last_eval >= config.eval.interval \
-                    and int(self.runner.update) < total
+                    and steps < total
                 if evaluate_now or steps - run.last_checkpoint >= config.checkpoint_interval:
                     self.save()
                 if evaluate_now:
@@ -687,12 +761,12 @@ class Loop:
                 bar.close()
             self.writer.close()
 
-    def _bar(self, total_updates: int) -> Any:
+    def _bar(self, total: int) -> Any:
         if not self.show_progress:
             return None
         from tqdm import tqdm
 
-        return tqdm(total=total_updates * decisions_per_update(self.config), initial=self.decisions, unit="step",
+        return tqdm(total=total, initial=self.decisions, unit="step",
                     desc=f"{self.config.game} (jax)", file=sys.stderr, dynamic_ncols=True, smoothing=0.05,
                     mininterval=0.5)
 
@@ -708,7 +782,7 @@ class Loop:
         if finished:
             self.writer.scalar("rollout/episode_decisions", float(stats["finished_lengths"].sum()) / finished, step)
         for name in ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction", "epochs_trained",
-                     "learning_rate", "explained_variance"):
+                     "learning_rate", "explained_variance", "trained_share"):
             self.writer.scalar(f"train/{name}", float(np.mean(stats[name])), step)
         run = self.run_state
         if run.wall_time > 0:
@@ -780,7 +854,7 @@ def save_checkpoint(path: Path, config: TrainConfig, trainer: JaxPPO, runner: Ru
     snapshots = [Snapshot(str(n), to_policy_net(jax.tree.map(lambda a, n=n: a[n % config.pool.max_snapshots],
                                                              runner.snapshots), config.ppo.activation))
                  for n in range(first, first + held)]
-    decisions = int(runner.update) * decisions_per_update(config)
+    decisions = int(runner.decisions)
     meta = {
         "backend": BACKEND,
         "game": game_signature(config.game, config.env_options),
@@ -840,5 +914,5 @@ def _resume(config: TrainConfig, trainer: JaxPPO, path: Path) -> tuple[TrainConf
 
 
 __all__ = ["CHECKPOINT_NAME", "JaxPPO", "Loop", "RunState", "Runner", "Table", "Transition", "forward", "gae",
-           "init_network", "load_runner", "planned_updates", "policy_logits", "save_checkpoint", "to_policy_net",
+           "init_network", "load_runner", "policy_logits", "save_checkpoint", "to_policy_net",
            "train"]

@@ -19,7 +19,8 @@ function                    what it gives
 
 Only players worth training against or learning from are ported (a player too slow to port
 faithfully, such as Revolutionary War's exact endgame search, stays Python: it can still be the
-``pretrain.teacher``, whose games are played by the Python engine).
+``pretrain.teacher``, whose games are played by the Python engine, and the ``pretrained`` opponent of the JAX
+trainer then seats its clone, the policy after the warm start).
 """
 
 from __future__ import annotations
