@@ -1,0 +1,579 @@
+"""Revolution in JAX (Pgx API): the rules of ``card_envs/revolution/rules.py``, batched.
+
+``card_envs.jax.make("revolution_v0", **options)`` returns :class:`Env`. Every option of the Python
+engine runs (:class:`~card_envs.revolution.rules.RevolutionConfig`: ``num_hands``, ``first_dealer``
+incl. ``"random"``, ``allow_yield_first_trick``, ``forced_lead_restricted``, ``full_recall``,
+``void_inferences``, ``max_extra_hands``, ``max_steps``, ``reward_mode``, ``trick_reward``); none is
+refused. One ``step`` is one decision of the Python engine (R20, R21: even a single legal action is
+a decision), and the rest of the turn resolves inside it: the end of a trick (R11, R12), of a hand
+(R13, R15), of the series or a tie-break hand (R16, R17), the next deal (R19) and the step limit (R23).
+Observations (541 / 753 / 909 floats), action ids (``0..51`` = ``play <card index>``, 52 = ``pass``),
+legal masks and per-step rewards are exactly the Python engine's (:mod:`card_envs.revolution.encoding`
+has the layout tables); ``card_envs.jax.lockstep`` checks it.
+
+Chance: the first dealer (``first_dealer="random"``) and the deal of hand 1 come from ``init``'s key;
+the deal of every later hand from the key of the step that ends the hand before it. A deal gives each
+card in turn to a seat drawn with probability (cards that seat still lacks) / (cards left), one 32-bit
+word per card (Lemire's multiply, bias below ``52 / 2**32``): every split into four hands of 13 is
+equally likely, as with the Python engine's uniform shuffle. :meth:`Env.init_with_deck` deals a
+stacked deck instead (section 3.3: deck index ``i`` goes to seat ``(dealer + 1 + i) mod 4``).
+
+State arrays (all int32 unless noted; seats are absolute; ``-1`` = none; a *word* is a 13-bit mask
+over the ranks 2 .. A of one suit, so a set of cards is 4 words, suits C D H S)
+
+========================  ========  ===================================================================
+field                     shape     meaning (the Python field of the same name, R = rule of the spec)
+========================  ========  ===================================================================
+``current_player``        ()        seat to act; -1 once over
+``observation``           (n,)      float32, ``observe(state, current_player)`` (seat 0's once over)
+``rewards``               (4,)      float32, what the last step paid (trick shaping + terminal)
+``terminated``            ()        bool: the series ended (R17)
+``truncated``             ()        bool: ``max_steps`` decisions were made (R23)
+``legal_action_mask``     (53,)     bool: the legal set; all True once terminated (Pgx)
+``_step_count``           ()        decisions made this episode (Python ``steps``)
+``_dealer``               ()        dealer of the current hand
+``_hand_number``          ()        1-based hand of the series (> ``num_hands``: tie-break)
+``_scores``               (4,)      cumulative scores of the finished hands (R15)
+``_tricks_won``           (4,)      tricks won this hand
+``_trick_number``         ()        1-based trick of the hand
+``_holdings``             (4, 4)    ``[seat, suit]`` word: each seat's holding
+``_phase``                ()        0 opening lead, 1 designated, 2 offered, 3 forced, 4 follow, 5 over
+``_designated``           ()        designated leader ``D`` (R3)
+``_passed``               ()        bit ``s``: seat ``s`` passed in this lead phase (A35)
+``_trick_leader``         ()        ``T`` (-1 before the lead)
+``_trick``                (4,)      card index played to this trick, by seat
+``_cards_in_trick``       ()        cards played to this trick (0 .. 3; 4 only inside a step)
+``_led_suit``             ()        ``LS``
+``_trump_suit``           ()        ``TS`` (-1 while not fixed, R9)
+``_best_card``            ()        the card winning the trick so far (R11)
+``_best_seat``            ()        its player
+``_prev_trick``           (4,)      card index played to the previous trick of this hand, by seat
+``_prev_leader``          ()        who led it
+``_prev_winner``          ()        who won it
+``_prev_led_suit``        ()        ``PL``
+``_prev_trump_suit``      ()        its trump suit
+``_prev_winning_card``    ()        ``PW``
+``_ace_holder``           ()        who held ``AS`` at the deal (trick 1's ``D``, R2)
+``_passes_this_hand``     (4,)      passes made this hand, by seat (``full_recall`` only, else 0)
+``_played``               (4, 4)    ``[seat, suit]`` word: cards each seat played to the completed
+                                    tricks of this hand (``full_recall`` only, else 0)
+``_limits``               (4, 4)    ``[seat, suit]`` word: the cards the completed tricks of this hand
+                                    still allow each seat to hold (voids and walls, spec 7.3;
+                                    ``void_inferences`` only, else all ones)
+========================  ========  ===================================================================
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pgx
+from pgx._src.struct import dataclass
+
+from card_envs.core.engine import GameState
+from card_envs.jax.core import FALSE, CardEnv
+from card_envs.revolution import encoding
+from card_envs.revolution.rules import (
+    ACE_OF_SPADES,
+    DESIGNATED,
+    FOLLOW,
+    FORCED,
+    HAND_SIZE,
+    NO_CARD,
+    NO_PLAYER,
+    NO_SUIT,
+    NUM_ACTIONS,
+    NUM_CARDS,
+    NUM_PLAYERS,
+    OFFERED,
+    OPENING,
+    OVER,
+    PASS,
+    TRICKS_TO_WIN_HAND,
+    recall_limits,
+)
+
+Array = jax.Array
+
+SEATS = np.arange(NUM_PLAYERS, dtype=np.int32)
+SUITS = np.arange(4, dtype=np.int32)
+RANKS = np.arange(13, dtype=np.int32)
+CARDS = np.arange(NUM_CARDS, dtype=np.int32)
+FULL_WORD = (1 << 13) - 1  #: every rank of a suit
+#: the followers of a trick, as seat offsets from its leader (clockwise, R6)
+FOLLOWER_OFFSETS = np.arange(1, NUM_PLAYERS, dtype=np.int32)
+
+
+@dataclass
+class State(pgx.State):
+    current_player: Array = jnp.int32(0)
+    observation: Array = jnp.zeros(encoding.OBSERVATION_SIZE, dtype=jnp.float32)
+    rewards: Array = jnp.zeros(NUM_PLAYERS, dtype=jnp.float32)
+    terminated: Array = FALSE
+    truncated: Array = FALSE
+    legal_action_mask: Array = jnp.zeros(NUM_ACTIONS, dtype=jnp.bool_)
+    _step_count: Array = jnp.int32(0)
+    # --- Revolution (see the module table) ---
+    _dealer: Array = jnp.int32(0)
+    _hand_number: Array = jnp.int32(1)
+    _scores: Array = jnp.zeros(NUM_PLAYERS, dtype=jnp.int32)
+    _tricks_won: Array = jnp.zeros(NUM_PLAYERS, dtype=jnp.int32)
+    _trick_number: Array = jnp.int32(1)
+    _holdings: Array = jnp.zeros((NUM_PLAYERS, 4), dtype=jnp.int32)
+    _phase: Array = jnp.int32(OPENING)
+    _designated: Array = jnp.int32(0)
+    _passed: Array = jnp.int32(0)
+    _trick_leader: Array = jnp.int32(NO_PLAYER)
+    _trick: Array = jnp.full(NUM_PLAYERS, NO_CARD, dtype=jnp.int32)
+    _cards_in_trick: Array = jnp.int32(0)
+    _led_suit: Array = jnp.int32(NO_SUIT)
+    _trump_suit: Array = jnp.int32(NO_SUIT)
+    _best_card: Array = jnp.int32(NO_CARD)
+    _best_seat: Array = jnp.int32(NO_PLAYER)
+    _prev_trick: Array = jnp.full(NUM_PLAYERS, NO_CARD, dtype=jnp.int32)
+    _prev_leader: Array = jnp.int32(NO_PLAYER)
+    _prev_winner: Array = jnp.int32(NO_PLAYER)
+    _prev_led_suit: Array = jnp.int32(NO_SUIT)
+    _prev_trump_suit: Array = jnp.int32(NO_SUIT)
+    _prev_winning_card: Array = jnp.int32(NO_CARD)
+    _ace_holder: Array = jnp.int32(0)
+    _passes_this_hand: Array = jnp.zeros(NUM_PLAYERS, dtype=jnp.int32)
+    _played: Array = jnp.zeros((NUM_PLAYERS, 4), dtype=jnp.int32)
+    _limits: Array = jnp.full((NUM_PLAYERS, 4), FULL_WORD, dtype=jnp.int32)
+
+    @property
+    def env_id(self) -> str:
+        return "revolution_v0"
+
+
+class Env(CardEnv):
+    """Revolution under fixed options (a ``pgx.Env``); see the module docstring."""
+
+    name = "revolution_v0"
+    state_class = State
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        config = self.config
+        self._most_hands = config.num_hands + config.max_extra_hands
+        self._tables = _value_tables(config.num_hands, self._most_hands)
+
+    # -- Pgx ----------------------------------------------------------------------------------------
+
+    def _init(self, key: Array) -> State:
+        words = jax.random.bits(key, (NUM_CARDS,), dtype=jnp.uint32)
+        if self.config.first_dealer == "random":  # A2: uniform over the seats (4 divides 2**32)
+            dealer = (words[NUM_CARDS - 1] >> 30).astype(jnp.int32)
+        else:
+            dealer = jnp.int32(self.config.first_dealer)
+        return self._initial_state(dealer, _random_deal(words))
+
+    def init_with_deck(self, key: Array, deck: Array) -> State:
+        """``init`` with hand 1 dealt from a stacked deck (section 3.3): ``deck`` holds the 52 card
+        indices (``2C`` = 0 .. ``AS`` = 51), top first, and deck index ``i`` goes to seat
+        ``(dealer + 1 + i) mod 4``. ``key`` draws the dealer under ``first_dealer="random"``; later hands
+        are shuffled from the step keys. ``deck`` must be a permutation of ``0..51`` (not checked: jittable)."""
+        if self.config.first_dealer == "random":
+            dealer = jax.random.randint(key, (), 0, NUM_PLAYERS, dtype=jnp.int32)
+        else:
+            dealer = jnp.int32(self.config.first_dealer)
+        state = self._initial_state(dealer, _deck_deal(jnp.asarray(deck, jnp.int32), dealer))
+        return state.replace(observation=self.observe(state))
+
+    def _initial_state(self, dealer: Array, holdings: Array) -> State:
+        state = State(observation=jnp.zeros(self.observation_shape, jnp.float32), _dealer=dealer,
+                      **_hand_start(holdings))
+        return state.replace(legal_action_mask=self._legal_action_mask(state))
+
+    def _step(self, state: State, action: Array, key: Array) -> State:
+        action = jnp.asarray(action, jnp.int32)
+        state = self._decide(state, action)
+        trick_done = state._cards_in_trick == NUM_PLAYERS
+        state, rewards = self._end_trick(state, trick_done)
+        hand_done = trick_done & (state._tricks_won[state._prev_winner] == TRICKS_TO_WIN_HAND)
+        state, series_done = self._end_hand(state, hand_done, key)
+        state, rewards = self._finish(state, series_done, rewards)
+        return state.replace(rewards=rewards, legal_action_mask=self._legal_action_mask(state))
+
+    # -- one decision (R3-R11) --------------------------------------------------------------------------
+
+    def _decide(self, state: State, action: Array) -> State:
+        """The acting seat plays a card (a lead or a follow) or passes; the trick itself is ended by
+        :meth:`_end_trick` once it holds four cards."""
+        player = state.current_player
+        is_pass = action == PASS
+        plays = ~is_pass
+        card = jnp.where(plays, action, 0)
+        suit, rank = card // HAND_SIZE, card % HAND_SIZE
+        following = state._phase == FOLLOW
+        leads = plays & ~following  # R6
+        # R9: while no trump is fixed, the first follower's card of neither LS nor PL fixes it
+        no_trump = state._trump_suit == NO_SUIT
+        fixes = following & no_trump & (suit != state._led_suit) & (suit != state._prev_led_suit)
+        # R11: a higher card of the suit that counts (trump once fixed, else the led suit) takes over
+        counting_suit = jnp.where(no_trump, state._led_suit, state._trump_suit)
+        beats = following & (suit == counting_suit) & (card > state._best_card)
+        takes = leads | fixes | beats
+        is_player = SEATS == player
+        right = (player + 3) & 3  # R4: the offer moves to the right
+        pass_phase = jnp.where(right == state._designated, FORCED, OFFERED)  # R5
+        fields = dict(
+            current_player=jnp.where(is_pass, right, (player + 1) & 3),
+            _phase=jnp.where(is_pass, pass_phase, FOLLOW),
+            _holdings=state._holdings ^ jnp.where(is_player[:, None] & (SUITS == suit) & plays, 1 << rank, 0),
+            _trick=jnp.where(is_player & plays, card, state._trick),
+            _cards_in_trick=state._cards_in_trick + plays,
+            _trick_leader=jnp.where(leads, player, state._trick_leader),
+            _led_suit=jnp.where(leads, suit, state._led_suit),
+            _trump_suit=jnp.where(fixes, suit, state._trump_suit),
+            _best_card=jnp.where(takes, card, state._best_card),
+            _best_seat=jnp.where(takes, player, state._best_seat),
+            _passed=jnp.where(is_pass, state._passed | (1 << player), state._passed),
+        )
+        if self.config.full_recall:
+            fields["_passes_this_hand"] = state._passes_this_hand + (is_player & is_pass)
+        return state.replace(**fields)
+
+    # -- the end of a trick, a hand, the series (R11-R19, R23) ------------------------------------------
+
+    def _end_trick(self, state: State, done: Array) -> tuple[State, Array]:
+        """R11-R13: the trick goes to its best card's player, who is the next designated leader unless
+        the hand is over; returns the trick shaping rewards (section 9) too."""
+        winner = state._best_seat
+        won = state._tricks_won + (done & (SEATS == winner))
+        weight = self.config.trick_reward
+        rewards = jnp.zeros(NUM_PLAYERS, jnp.float32)
+        if weight:
+            rewards = jnp.where(done, jnp.where(SEATS == winner, weight, -weight / 3), 0.0)
+        next_trick = done & (won[winner] < TRICKS_TO_WIN_HAND)
+        fields = dict(
+            _tricks_won=won,
+            _prev_trick=jnp.where(done, state._trick, state._prev_trick),
+            _prev_leader=jnp.where(done, state._trick_leader, state._prev_leader),
+            _prev_winner=jnp.where(done, winner, state._prev_winner),
+            _prev_led_suit=jnp.where(done, state._led_suit, state._prev_led_suit),
+            _prev_trump_suit=jnp.where(done, state._trump_suit, state._prev_trump_suit),
+            _prev_winning_card=jnp.where(done, state._best_card, state._prev_winning_card),
+            # R24: the trick joins the pile
+            _passed=jnp.where(done, 0, state._passed),
+            _cards_in_trick=jnp.where(done, 0, state._cards_in_trick),
+            _trick_leader=jnp.where(done, NO_PLAYER, state._trick_leader),
+            _best_seat=jnp.where(done, NO_PLAYER, state._best_seat),
+            _trick=jnp.where(done, NO_CARD, state._trick),
+            _led_suit=jnp.where(done, NO_SUIT, state._led_suit),
+            _trump_suit=jnp.where(done, NO_SUIT, state._trump_suit),
+            _best_card=jnp.where(done, NO_CARD, state._best_card),
+            # R12 / A44
+            _trick_number=state._trick_number + next_trick,
+            _designated=jnp.where(next_trick, winner, state._designated),
+            current_player=jnp.where(next_trick, winner, state.current_player),
+            _phase=jnp.where(next_trick, DESIGNATED, state._phase),
+        )
+        if self.config.full_recall:
+            fields["_played"] = state._played | jnp.where(done, _card_words(state._trick), 0)
+        if self.config.void_inferences:
+            narrowed = _narrowed(state._limits, state._trick, state._trick_leader, state._led_suit,
+                                 state._trump_suit)
+            fields["_limits"] = jnp.where(done, narrowed, state._limits)
+        return state.replace(**fields), rewards
+
+    def _end_hand(self, state: State, done: Array, key: Array) -> tuple[State, Array]:
+        """R15-R19: score the hand; the series ends (returned flag), or the next dealer deals a hand
+        shuffled from ``key``."""
+        config = self.config
+        scores = state._scores + jnp.where(done, state._tricks_won, 0)
+        unique_top = jnp.sum(scores == jnp.max(scores)) == 1
+        extra_hands = state._hand_number - config.num_hands
+        series_done = done & (extra_hands >= 0) & (unique_top | (extra_hands >= config.max_extra_hands))
+        new_hand = done & ~series_done
+        holdings = jax.lax.cond(new_hand, lambda: _random_deal(jax.random.bits(key, (NUM_CARDS,), jnp.uint32)),
+                                lambda: state._holdings)
+        start = _hand_start(holdings)
+        fields = {name: jnp.where(new_hand, value, getattr(state, name)) for name, value in start.items()}
+        state = state.replace(
+            _scores=scores,
+            _hand_number=state._hand_number + new_hand,
+            _dealer=jnp.where(new_hand, (state._dealer + 1) & 3, state._dealer),  # R19 / A32
+            **fields,
+        )
+        return state, series_done
+
+    def _finish(self, state: State, terminated: Array, rewards: Array) -> tuple[State, Array]:
+        """R17 / R23 and section 9: the episode ends (the series is over, or the step limit is reached
+        after the step was resolved); the terminal rewards join the step's rewards."""
+        config = self.config
+        if config.max_steps is None:
+            truncated = FALSE
+        else:
+            truncated = ~terminated & (state._step_count >= config.max_steps)
+        over = terminated | truncated
+        final = jnp.where(truncated, state._scores + state._tricks_won, state._scores)  # A41
+        terminal = _terminal_rewards(final, config.reward_mode, state._hand_number)
+        state = state.replace(
+            terminated=terminated,
+            truncated=truncated,
+            _phase=jnp.where(over, OVER, state._phase),
+            current_player=jnp.where(over, NO_PLAYER, state.current_player),
+        )
+        return state, rewards + jnp.where(over, terminal, 0.0)
+
+    # -- legal actions (R2-R8) ------------------------------------------------------------------------
+
+    def _legal_action_mask(self, state: State) -> Array:
+        config = self.config
+        phase = state._phase
+        holding = state._holdings[jnp.maximum(state.current_player, 0)]
+        not_pl = SUITS != state._prev_led_suit
+        # R3: not of suit PL, rank <= rv(PW)
+        rank_cap = (2 << (state._prev_winning_card % HAND_SIZE)) - 1
+        restricted = jnp.where(not_pl, holding & rank_cap, 0)
+        # R7 / R8
+        same = jnp.where(SUITS == state._led_suit, holding, 0)
+        other = jnp.where(not_pl, holding, 0)
+        no_trump = state._trump_suit == NO_SUIT
+        follow = jnp.where(no_trump & _any(same), same, jnp.where(no_trump & _any(other), other, holding))
+        forced = holding  # R5 / A14
+        if config.forced_lead_restricted:
+            forced = jnp.where((state._trick_number > 1) & _any(restricted), restricted, holding)
+        by_phase = jnp.stack([holding, restricted, holding, forced, follow, jnp.zeros_like(holding)])
+        can_pass = (phase == DESIGNATED) | (phase == OFFERED)  # R3, R4
+        if config.allow_yield_first_trick:
+            can_pass = can_pass | (phase == OPENING)  # A7
+        return jnp.concatenate([_card_bits(by_phase[phase]), can_pass[None]])
+
+    # -- observation (section 7.4, encoding.py) ---------------------------------------------------------
+
+    def _observe(self, state: State, player_id: Array) -> Array:
+        me = player_id
+        config = self.config
+        tables = self._tables
+        seats = (me + SEATS) & 3  # the absolute seat at relative seat r
+
+        def relative(seat: Array) -> Array:
+            return jnp.where(seat >= 0, (seat - me) & 3, -1)
+
+        def one_hot(value: Array, size: int) -> Array:
+            return jnp.arange(size) == value
+
+        over = state._phase == OVER
+        has_prev = state._prev_leader >= 0
+        flags = [
+            _card_bits(state._holdings[me]),
+            (state._trick[seats][:, None] == CARDS).reshape(-1),
+            one_hot(relative(state._trick_leader), 4),
+            one_hot(jnp.where(over, -1, relative(state._designated)), 4),
+            ((state._passed >> seats) & 1).astype(jnp.bool_),
+            one_hot(state._phase, 5),  # OVER (5) is all zeros
+            one_hot(jnp.where(over, -1, relative(state.current_player)), 4),
+            one_hot(state._led_suit, 4),
+            one_hot(state._trump_suit, 4),
+            one_hot(jnp.where(has_prev, state._prev_led_suit, -1), 4),
+            one_hot(jnp.where(has_prev, state._prev_winning_card % HAND_SIZE, -1), HAND_SIZE),
+            (state._prev_trick[seats][:, None] == CARDS).reshape(-1),
+            one_hot(jnp.where(has_prev, relative(state._prev_leader), -1), 4),
+            one_hot(jnp.where(has_prev, relative(state._prev_winner), -1), 4),
+            one_hot(jnp.where(has_prev, state._prev_trump_suit, -1), 4),
+        ]
+        hand_finished = over & (jnp.max(state._tricks_won) >= TRICKS_TO_WIN_HAND)
+        parts = [
+            jnp.concatenate(flags).astype(jnp.float32),
+            tables["quarter"][state._tricks_won[seats]],
+            tables["score"][state._scores[seats]],
+            tables["trick"][state._trick_number][None],
+            one_hot(relative(state._dealer), 4).astype(jnp.float32),
+            tables["hands"][state._hand_number - 1 + hand_finished][None],
+            (state._hand_number > config.num_hands).astype(jnp.float32)[None],
+        ]
+        if config.full_recall:
+            parts += [_card_bits(state._played[seats]).reshape(-1).astype(jnp.float32),
+                      tables["passes"][state._passes_this_hand[seats]]]
+        if config.void_inferences:
+            parts.append(_card_bits(_possible_holdings(state, me)[seats[1:]]).reshape(-1).astype(jnp.float32))
+        return jnp.concatenate(parts)
+
+    # -- Python positions -----------------------------------------------------------------------------
+
+    def _game_fields(self, py_state: GameState) -> dict[str, Any]:
+        config = self.config
+        log = py_state.hand_log
+        played = [0, 0, 0, 0]
+        if config.full_recall:
+            for record in log:
+                for seat in range(NUM_PLAYERS):
+                    played[seat] |= 1 << record[1 + seat]
+        limits = recall_limits(tuple(map(tuple, log)), NO_PLAYER)[1] if config.void_inferences else {}
+        passes = py_state.passes_this_hand if config.full_recall else [0] * NUM_PLAYERS
+        scalars = {name: getattr(py_state, name[1:]) for name in (
+            "_dealer", "_hand_number", "_trick_number", "_phase", "_designated", "_passed", "_trick_leader",
+            "_cards_in_trick", "_led_suit", "_trump_suit", "_best_card", "_best_seat", "_prev_leader",
+            "_prev_winner", "_prev_led_suit", "_prev_trump_suit", "_prev_winning_card")}
+        scalars["_ace_holder"] = log[0][8] if log else py_state.designated  # trick 1's D (rules.known_ace_holder)
+        every_card = (1 << NUM_CARDS) - 1
+        arrays = dict(
+            _scores=py_state.scores,
+            _tricks_won=py_state.tricks_won,
+            _holdings=[_words(bits) for bits in py_state.holdings],
+            _trick=py_state.trick,
+            _prev_trick=py_state.prev_trick,
+            _passes_this_hand=passes,
+            _played=[_words(bits) for bits in played],
+            _limits=[_words(limits.get(seat, every_card)) for seat in range(NUM_PLAYERS)],
+        )
+        return {name: np.asarray(value, np.int32) for name, value in (scalars | arrays).items()}
+
+
+# -- helpers ------------------------------------------------------------------------------------------------
+
+
+def _words(bits: int) -> list[int]:
+    """A Python 52-bit card mask as four suit words."""
+    return [(bits >> (HAND_SIZE * suit)) & FULL_WORD for suit in range(4)]
+
+
+def _card_bits(words: Array) -> Array:
+    """Suit words ``(..., 4)`` as bool card planes ``(..., 52)`` indexed by card index."""
+    bits = (words[..., :, None] >> RANKS) & 1
+    return bits.reshape(*words.shape[:-1], NUM_CARDS).astype(jnp.bool_)
+
+
+def _card_words(cards: Array) -> Array:
+    """Card indices ``(n,)`` (-1: none) as one set of suit words per card, ``(n, 4)``."""
+    return jnp.where((cards[:, None] >= 0) & (cards[:, None] // HAND_SIZE == SUITS), 1 << (cards[:, None] % 13), 0)
+
+
+def _any(words: Array) -> Array:
+    """Whether suit words ``(4,)`` hold any card."""
+    return _or_rows(words) != 0
+
+
+def _random_deal(words: Array) -> Array:
+    """A uniformly random deal (section 3.3, A4) from 51 random 32-bit ``words``, as ``[seat, suit]`` words.
+
+    Card ``c`` goes to seat ``s`` with probability (cards ``s`` still lacks) / (cards left): a sequential
+    draw without replacement, which makes every split into four hands of 13 equally likely. The draw
+    ``floor(word * left / 2**32)`` (Lemire) is done in 16-bit halves, as uint32 has no high product.
+    """
+    need = jnp.full(NUM_PLAYERS, HAND_SIZE, jnp.int32)
+    seat_of_card = []
+    for card in range(NUM_CARDS):
+        left = NUM_CARDS - card
+        word = words[card]
+        draw = (((word >> 16) * left + (((word & 0xFFFF) * left) >> 16)) >> 16).astype(jnp.int32)
+        bounds = jnp.cumsum(need)
+        seat = jnp.sum(draw >= bounds[:3])
+        seat_of_card.append(seat)
+        need = need - (SEATS == seat)
+    return _holding_words(jnp.stack(seat_of_card))
+
+
+def _deck_deal(deck: Array, dealer: Array) -> Array:
+    """Section 3.4: deck index ``i`` goes to seat ``(dealer + 1 + i) mod 4``."""
+    seat_of_card = jnp.zeros(NUM_CARDS, jnp.int32).at[deck].set((dealer + 1 + CARDS) & 3)
+    return _holding_words(seat_of_card)
+
+
+def _holding_words(seat_of_card: Array) -> Array:
+    """The seat of every card index as ``[seat, suit]`` words."""
+    held = seat_of_card.reshape(4, HAND_SIZE)[None, :, :] == SEATS[:, None, None]
+    return jnp.sum(jnp.where(held, 1 << RANKS, 0), axis=-1)
+
+
+def _hand_start(holdings: Array) -> dict[str, Array]:
+    """R19 / A18: every per-hand field of a freshly dealt hand; the ``AS`` holder has the opening lead (R2)."""
+    ace_holder = jnp.argmax((holdings[:, 3] >> (ACE_OF_SPADES % HAND_SIZE)) & 1).astype(jnp.int32)
+    none4 = jnp.full(NUM_PLAYERS, NO_CARD, jnp.int32)
+    zeros4 = jnp.zeros(NUM_PLAYERS, jnp.int32)
+    return dict(
+        _holdings=holdings,
+        _tricks_won=zeros4,
+        _trick_number=jnp.int32(1),
+        _phase=jnp.int32(OPENING),
+        _designated=ace_holder,
+        current_player=ace_holder,
+        _ace_holder=ace_holder,
+        _passed=jnp.int32(0),
+        _trick_leader=jnp.int32(NO_PLAYER),
+        _trick=none4,
+        _cards_in_trick=jnp.int32(0),
+        _led_suit=jnp.int32(NO_SUIT),
+        _trump_suit=jnp.int32(NO_SUIT),
+        _best_card=jnp.int32(NO_CARD),
+        _best_seat=jnp.int32(NO_PLAYER),
+        _prev_trick=none4,
+        _prev_leader=jnp.int32(NO_PLAYER),
+        _prev_winner=jnp.int32(NO_PLAYER),
+        _prev_led_suit=jnp.int32(NO_SUIT),
+        _prev_trump_suit=jnp.int32(NO_SUIT),
+        _prev_winning_card=jnp.int32(NO_CARD),
+        _passes_this_hand=zeros4,
+        _played=jnp.zeros((NUM_PLAYERS, 4), jnp.int32),
+        _limits=jnp.full((NUM_PLAYERS, 4), FULL_WORD, jnp.int32),
+    )
+
+
+def _terminal_rewards(final: Array, mode: str, hands_started: Array) -> Array:
+    """Section 9 (``rules.terminal_rewards``)."""
+    if mode == "margin":
+        return (final - jnp.sum(final) / NUM_PLAYERS) / (4 * hands_started)
+    top = final == jnp.max(final)
+    shared = jnp.sum(top)
+    return jnp.where(top, (4 - shared) / (3 * shared), -1 / 3).astype(jnp.float32)
+
+
+def _narrowed(limits: Array, trick: Array, leader: Array, led: Array, trump: Array) -> Array:
+    """``limits`` (``[seat, suit]`` words) narrowed by what one trick proves (``rules._narrow``): a
+    follower who played off the led suit before trump was fixed is void in it (if the card fixed trump)
+    or held nothing but that card's suit (a case-(c) card, R7 c); cards after the trump-fixing one prove
+    nothing."""
+    order = (leader + FOLLOWER_OFFSETS) & 3
+    cards = trick[order]
+    suit = cards // HAND_SIZE
+    seen = (cards >= 0) & (leader >= 0)
+    fixes = seen & (suit == trump)
+    before_fix = jnp.cumsum(fixes) - fixes == 0  # no earlier follower fixed trump
+    off = seen & before_fix & (suit != led)
+    void = jnp.where(SUITS == led, 0, FULL_WORD)  # void in the led suit
+    wall = jnp.where(SUITS == suit[:, None], FULL_WORD, 0)  # only that card's suit
+    allowed = jnp.where(off[:, None], jnp.where(fixes[:, None], void, wall), FULL_WORD)
+    per_seat = jnp.where(order[:, None, None] == SEATS[None, :, None], allowed[:, None, :], FULL_WORD)
+    return limits & per_seat[0] & per_seat[1] & per_seat[2]
+
+
+def _possible_holdings(state: State, me: Array) -> Array:
+    """``rules.possible_holdings``: the cards each seat may hold as far as ``me``'s view proves, as
+    ``[seat, suit]`` words (the viewer's own row is not meaningful)."""
+    trick_words = _card_words(state._trick)
+    played = _or_rows(state._played)
+    seen = state._holdings[me] | _or_rows(trick_words) | played | _or_rows(_card_words(state._prev_trick))
+    unseen = FULL_WORD & ~seen
+    limits = _narrowed(state._limits, state._trick, state._trick_leader, state._led_suit, state._trump_suit)
+    holder = jnp.where(state._trick_number == 1, state._designated, state._ace_holder)
+    # R2: AS stays with trick 1's D until played
+    ace_bit = 1 << (ACE_OF_SPADES % HAND_SIZE)
+    ace_played = ((played | _or_rows(trick_words))[3] & ace_bit) != 0
+    others_lack_ace = (holder != me) & ~ace_played & (SEATS != holder)
+    ace_allowed = jnp.where(others_lack_ace[:, None] & (SUITS == 3), ~ace_bit, -1)
+    return unseen & limits & ace_allowed
+
+
+def _or_rows(words: Array) -> Array:
+    """The union of four rows (seats, or cards) of suit words."""
+    return words[0] | words[1] | words[2] | words[3]
+
+
+def _value_tables(num_hands: int, most_hands: int) -> dict[str, Array]:
+    """The observation's scaled counts, computed as the encoder does (float64, then float32)."""
+    def table(values: list[float]) -> Array:
+        return jnp.asarray(np.asarray(values, np.float64).astype(np.float32))
+
+    return {
+        "quarter": table([won / 4 for won in range(HAND_SIZE + 1)]),
+        "score": table([score / (4 * num_hands) for score in range(TRICKS_TO_WIN_HAND * most_hands + 1)]),
+        "trick": table([max(trick - 1, 0) / 12 for trick in range(HAND_SIZE + 1)]),
+        "hands": table([done / num_hands for done in range(most_hands + 1)]),
+        "passes": table([passes / 13 for passes in range(HAND_SIZE + 1)]),
+    }
+
