@@ -161,7 +161,10 @@ class CardEnv(pgx.Env):
         """``from_state`` of each, stacked along a new leading batch axis (one jitted pass for the batch)."""
         if not py_states:
             raise ValueError("from_states needs at least one state")
-        return self._finish_conversions(stack_states([self._converted(s) for s in py_states]))
+        # stacked on the host (numpy) and moved to the device once: stacking device arrays leaf by leaf
+        # costs more than the conversion itself
+        converted = [self._converted(s) for s in py_states]
+        return self._finish_conversions(jax.tree.map(lambda *leaves: np.stack(leaves), *converted))
 
     def _converted(self, py_state: GameState) -> pgx.State:
         game = py_state.game
@@ -170,15 +173,16 @@ class CardEnv(pgx.Env):
                 f"from_state: a state of {game.name} under {game.config} does not fit this engine "
                 f"({self.name} under {self.config})"
             )
+        # numpy leaves (host arrays): ``jit`` moves them to the device in one go
         return self.state_class(
-            current_player=jnp.int32(py_state.current_player),
-            observation=jnp.zeros(self.observation_shape, jnp.float32),
-            rewards=jnp.asarray(py_state.rewards, jnp.float32),
-            terminated=jnp.bool_(py_state.terminated),
-            truncated=jnp.bool_(py_state.truncated),
-            legal_action_mask=jnp.zeros(self.num_actions, jnp.bool_),
-            _step_count=jnp.int32(len(py_state.history)),
-            **{name: jnp.asarray(value) for name, value in self._game_fields(py_state).items()},
+            current_player=np.int32(py_state.current_player),
+            observation=np.zeros(self.observation_shape, np.float32),
+            rewards=np.asarray(py_state.rewards, np.float32),
+            terminated=np.bool_(py_state.terminated),
+            truncated=np.bool_(py_state.truncated),
+            legal_action_mask=np.zeros(self.num_actions, np.bool_),
+            _step_count=np.int32(len(py_state.history)),
+            **{name: np.asarray(value) for name, value in self._game_fields(py_state).items()},
         )
 
     def _game_fields(self, py_state: GameState) -> dict[str, Any]:

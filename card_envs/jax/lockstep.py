@@ -138,30 +138,35 @@ def _expected(states: list[GameState], num_players: int, num_actions: int) -> di
 
 def _compare_chunk(env: CardEnv, episodes: list[_Episode], step: Any, observe_all: Any, report: Report,
                    check_from_state: bool) -> None:
+    # Every batch has one row per episode (a finished episode repeats its last state), so each jitted
+    # function compiles once per chunk size rather than once per number of games still running.
     size = len(episodes)
     longest = max(len(e.actions) for e in episodes)
-    jax_state = env.from_states([e.states[0] for e in episodes])
     key = jax.random.PRNGKey(episodes[0].seed)
+    jax_state = None
     for t in range(longest + 1):
         live = [i for i, e in enumerate(episodes) if t < len(e.states)]
         expected = _expected([episodes[i].states[t] for i in live], env.num_players, env.num_actions)
         report.decisions += sum(1 for i in live if t < len(episodes[i].actions))
+        resync = [i for i in live if t > 0 and episodes[i].drew[t - 1]]
+        converted = None
+        if check_from_state or t == 0 or resync:
+            converted = env.from_states([e.states[min(t, len(e.states) - 1)] for e in episodes])
         if t > 0:
-            stepped = [i for i in live if not episodes[i].drew[t - 1]]
-            report.resyncs += len(live) - len(stepped)
+            # the JAX step of the recorded action, from the JAX state of the step before
+            actions = np.array([e.actions[t - 1] if t - 1 < len(e.actions) else 0 for e in episodes], np.int32)
+            key, sub = jax.random.split(key)
+            jax_state = step(jax_state, jnp.asarray(actions), jax.random.split(sub, size))
+            stepped = [i for i in live if i not in set(resync)]
+            report.resyncs += len(resync)
             _check(report, "step", episodes, t, live, stepped, expected, jax_state, observe_all)
+            # re-synchronise where Python drew randomness (a shuffle the JAX side cannot follow)
+            if resync:
+                jax_state = _replace(jax_state, resync, converted)
+        else:
+            jax_state = converted
         if check_from_state:
-            converted = env.from_states([episodes[i].states[t] for i in live])
-            _check(report, "from_state", episodes, t, live, live, expected, converted, observe_all, batch=live)
-        if t == longest:
-            break
-        # re-synchronise where Python drew randomness this step (or the JAX side has already diverged)
-        actions = np.array([e.actions[t] if t < len(e.actions) else 0 for e in episodes], np.int32)
-        key, sub = jax.random.split(key)
-        jax_state = step(jax_state, jnp.asarray(actions), jax.random.split(sub, size))
-        resync = [i for i, e in enumerate(episodes) if t < len(e.actions) and e.drew[t]]
-        if resync:
-            jax_state = _replace(jax_state, resync, env.from_states([episodes[i].states[t + 1] for i in resync]))
+            _check(report, "from_state", episodes, t, live, live, expected, converted, observe_all)
 
 
 def _check(report: Report, check: str, episodes: list[_Episode], t: int, live: list[int], compared: list[int],
@@ -201,13 +206,19 @@ def _differences(expected: dict[str, np.ndarray], got: dict[str, np.ndarray], e:
                np.flatnonzero(got["legal_action_mask"][g]).tolist())
     if not np.allclose(expected["rewards"][e], got["rewards"][g], rtol=REWARD_TOLERANCE, atol=REWARD_TOLERANCE):
         yield "rewards", expected["rewards"][e].tolist(), got["rewards"][g].tolist()
-    for p, (want, have) in enumerate(zip(expected["observation"][e], got["observation"][g])):
+    for p, (want, have) in enumerate(zip(expected["observation"][e], got["observation"][g], strict=True)):
         if not np.array_equal(want, have):
             where = np.flatnonzero(want != have)
             yield f"observation[{p}] at indices {where.tolist()}", want[where].tolist(), have[where].tolist()
 
 
 def _replace(batch: Any, rows: list[int], replacements: Any) -> Any:
-    """``batch`` with rows ``rows`` taken from ``replacements`` (stacked in the same order)."""
-    index = jnp.asarray(rows)
-    return jax.tree.map(lambda whole, part: whole.at[index].set(part), batch, replacements)
+    """``batch`` with rows ``rows`` taken from the same rows of ``replacements`` (same batch size)."""
+    take = np.zeros(len(batch.current_player), np.bool_)
+    take[rows] = True
+    take = jnp.asarray(take)
+
+    def pick(whole: Any, part: Any) -> Any:
+        return jnp.where(take.reshape(-1, *([1] * (whole.ndim - 1))), part, whole)
+
+    return jax.tree.map(pick, batch, replacements)

@@ -11,12 +11,17 @@ Observations (541 / 753 / 909 floats), action ids (``0..51`` = ``play <card inde
 legal masks and per-step rewards are exactly the Python engine's (:mod:`card_envs.revolution.encoding`
 has the layout tables); ``card_envs.jax.lockstep`` checks it.
 
-Chance: the first dealer (``first_dealer="random"``) and the deal of hand 1 come from ``init``'s key;
-the deal of every later hand from the key of the step that ends the hand before it. A deal gives each
-card in turn to a seat drawn with probability (cards that seat still lacks) / (cards left), one 32-bit
-word per card (Lemire's multiply, bias below ``52 / 2**32``): every split into four hands of 13 is
-equally likely, as with the Python engine's uniform shuffle. :meth:`Env.init_with_deck` deals a
-stacked deck instead (section 3.3: deck index ``i`` goes to seat ``(dealer + 1 + i) mod 4``).
+Chance (section 3.3, A2, A4). ``init(key)`` draws the first dealer (``first_dealer="random"``) and deals
+hand 1: each card gets a random 32-bit key and the cards ranked 0-12, 13-25, 26-38, 39-51 by key (ties
+by card index) form the four hands, so every split into hands of 13 is equally likely (up to key ties,
+probability below ``4e-7``, as for ``jax.random.permutation``). The next hand is dealt *while the current
+one is played*: each step deals four more cards of it (card ``c`` goes to seat ``s`` with probability
+(cards ``s`` still lacks) / (cards left), Lemire's multiply on a fresh 32-bit word from the step's key, bias
+below ``2**-25`` per deal), and a hand lasts at least 16 steps, so it is complete when needed. This keeps
+the shuffle out of the step (a vmapped step computes every branch). :meth:`Env.init_with_deck` deals hand 1
+from a stacked deck (deck index ``i`` goes to seat ``(dealer + 1 + i) mod 4``, section 3.4), and
+``from_state`` carries the Python state's own next hand (its pending stacked deck or the shuffle its
+generator will draw), so a converted position deals the same next hand as the Python engine.
 
 State arrays (all int32 unless noted; seats are absolute; ``-1`` = none; a *word* is a 13-bit mask
 over the ranks 2 .. A of one suit, so a set of cards is 4 words, suits C D H S)
@@ -60,7 +65,14 @@ field                     shape     meaning (the Python field of the same name, 
 ``_limits``               (4, 4)    ``[seat, suit]`` word: the cards the completed tricks of this hand
                                     still allow each seat to hold (voids and walls, spec 7.3;
                                     ``void_inferences`` only, else all ones)
+``_next_holdings``        (4, 4)    ``[seat, suit]`` word: the next hand's deal so far (hidden)
+``_next_need``            (4,)      cards each seat still lacks in it
+``_next_dealt``           ()        cards of it dealt so far (52: complete)
 ========================  ========  ===================================================================
+
+The code avoids what is slow in a vmapped XLA program on CPU: gathers with a traced index (a row of a
+4-row array is picked with ``jnp.where``), reductions and cumulative sums over small axes (written out),
+and branches (every branch of a vmapped ``cond`` runs).
 """
 
 from __future__ import annotations
@@ -100,11 +112,13 @@ Array = jax.Array
 
 SEATS = np.arange(NUM_PLAYERS, dtype=np.int32)
 SUITS = np.arange(4, dtype=np.int32)
-RANKS = np.arange(13, dtype=np.int32)
+RANKS = np.arange(HAND_SIZE, dtype=np.int32)
 CARDS = np.arange(NUM_CARDS, dtype=np.int32)
-FULL_WORD = (1 << 13) - 1  #: every rank of a suit
-#: the followers of a trick, as seat offsets from its leader (clockwise, R6)
-FOLLOWER_OFFSETS = np.arange(1, NUM_PLAYERS, dtype=np.int32)
+FULL_WORD = (1 << HAND_SIZE) - 1  #: every rank of a suit
+SPADES = 3
+ACE_BIT = 1 << (ACE_OF_SPADES % HAND_SIZE)  #: ``AS`` in the spade word
+#: cards of the next hand dealt per step: a hand lasts >= 16 steps (4 tricks of >= 4 decisions), 16 * 4 >= 52
+DEALT_PER_STEP = 4
 
 
 @dataclass
@@ -143,6 +157,9 @@ class State(pgx.State):
     _passes_this_hand: Array = jnp.zeros(NUM_PLAYERS, dtype=jnp.int32)
     _played: Array = jnp.zeros((NUM_PLAYERS, 4), dtype=jnp.int32)
     _limits: Array = jnp.full((NUM_PLAYERS, 4), FULL_WORD, dtype=jnp.int32)
+    _next_holdings: Array = jnp.zeros((NUM_PLAYERS, 4), dtype=jnp.int32)
+    _next_need: Array = jnp.full(NUM_PLAYERS, HAND_SIZE, dtype=jnp.int32)
+    _next_dealt: Array = jnp.int32(0)
 
     @property
     def env_id(self) -> str:
@@ -155,33 +172,26 @@ class Env(CardEnv):
     name = "revolution_v0"
     state_class = State
 
-    def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
-        config = self.config
-        self._most_hands = config.num_hands + config.max_extra_hands
-        self._tables = _value_tables(config.num_hands, self._most_hands)
-
     # -- Pgx ----------------------------------------------------------------------------------------
 
     def _init(self, key: Array) -> State:
-        words = jax.random.bits(key, (NUM_CARDS,), dtype=jnp.uint32)
-        if self.config.first_dealer == "random":  # A2: uniform over the seats (4 divides 2**32)
-            dealer = (words[NUM_CARDS - 1] >> 30).astype(jnp.int32)
-        else:
-            dealer = jnp.int32(self.config.first_dealer)
-        return self._initial_state(dealer, _random_deal(words))
+        words = jax.random.bits(key, (NUM_CARDS + 1,), dtype=jnp.uint32)
+        return self._initial_state(self._first_dealer(words[NUM_CARDS]), _random_deal(words[:NUM_CARDS]))
 
     def init_with_deck(self, key: Array, deck: Array) -> State:
         """``init`` with hand 1 dealt from a stacked deck (section 3.3): ``deck`` holds the 52 card
         indices (``2C`` = 0 .. ``AS`` = 51), top first, and deck index ``i`` goes to seat
         ``(dealer + 1 + i) mod 4``. ``key`` draws the dealer under ``first_dealer="random"``; later hands
-        are shuffled from the step keys. ``deck`` must be a permutation of ``0..51`` (not checked: jittable)."""
-        if self.config.first_dealer == "random":
-            dealer = jax.random.randint(key, (), 0, NUM_PLAYERS, dtype=jnp.int32)
-        else:
-            dealer = jnp.int32(self.config.first_dealer)
+        are dealt from the step keys. ``deck`` must be a permutation of ``0..51`` (not checked: jittable)."""
+        dealer = self._first_dealer(jax.random.bits(key, (), dtype=jnp.uint32))
         state = self._initial_state(dealer, _deck_deal(jnp.asarray(deck, jnp.int32), dealer))
         return state.replace(observation=self.observe(state))
+
+    def _first_dealer(self, word: Array) -> Array:
+        """A2: ``first_dealer``, or a uniform seat from a random 32-bit word (its top two bits)."""
+        if self.config.first_dealer == "random":
+            return (word >> 30).astype(jnp.int32)
+        return jnp.int32(self.config.first_dealer)
 
     def _initial_state(self, dealer: Array, holdings: Array) -> State:
         state = State(observation=jnp.zeros(self.observation_shape, jnp.float32), _dealer=dealer,
@@ -189,12 +199,12 @@ class Env(CardEnv):
         return state.replace(legal_action_mask=self._legal_action_mask(state))
 
     def _step(self, state: State, action: Array, key: Array) -> State:
-        action = jnp.asarray(action, jnp.int32)
-        state = self._decide(state, action)
+        state = _deal_next_cards(state, jax.random.bits(key, (DEALT_PER_STEP,), dtype=jnp.uint32))
+        state = self._decide(state, jnp.asarray(action, jnp.int32))
         trick_done = state._cards_in_trick == NUM_PLAYERS
         state, rewards = self._end_trick(state, trick_done)
-        hand_done = trick_done & (state._tricks_won[state._prev_winner] == TRICKS_TO_WIN_HAND)
-        state, series_done = self._end_hand(state, hand_done, key)
+        hand_done = trick_done & (_row(state._tricks_won, state._prev_winner) == TRICKS_TO_WIN_HAND)
+        state, series_done = self._end_hand(state, hand_done)
         state, rewards = self._finish(state, series_done, rewards)
         return state.replace(rewards=rewards, legal_action_mask=self._legal_action_mask(state))
 
@@ -248,7 +258,7 @@ class Env(CardEnv):
         rewards = jnp.zeros(NUM_PLAYERS, jnp.float32)
         if weight:
             rewards = jnp.where(done, jnp.where(SEATS == winner, weight, -weight / 3), 0.0)
-        next_trick = done & (won[winner] < TRICKS_TO_WIN_HAND)
+        next_trick = done & (_row(won, winner) < TRICKS_TO_WIN_HAND)
         fields = dict(
             _tricks_won=won,
             _prev_trick=jnp.where(done, state._trick, state._prev_trick),
@@ -280,18 +290,16 @@ class Env(CardEnv):
             fields["_limits"] = jnp.where(done, narrowed, state._limits)
         return state.replace(**fields), rewards
 
-    def _end_hand(self, state: State, done: Array, key: Array) -> tuple[State, Array]:
-        """R15-R19: score the hand; the series ends (returned flag), or the next dealer deals a hand
-        shuffled from ``key``."""
+    def _end_hand(self, state: State, done: Array) -> tuple[State, Array]:
+        """R15-R19: score the hand; the series ends (returned flag), or the next dealer deals the hand
+        dealt during this one."""
         config = self.config
         scores = state._scores + jnp.where(done, state._tricks_won, 0)
-        unique_top = jnp.sum(scores == jnp.max(scores)) == 1
+        unique_top = _sum4(scores == _max4(scores)) == 1
         extra_hands = state._hand_number - config.num_hands
         series_done = done & (extra_hands >= 0) & (unique_top | (extra_hands >= config.max_extra_hands))
         new_hand = done & ~series_done
-        holdings = jax.lax.cond(new_hand, lambda: _random_deal(jax.random.bits(key, (NUM_CARDS,), jnp.uint32)),
-                                lambda: state._holdings)
-        start = _hand_start(holdings)
+        start = _hand_start(state._next_holdings)
         fields = {name: jnp.where(new_hand, value, getattr(state, name)) for name, value in start.items()}
         state = state.replace(
             _scores=scores,
@@ -325,7 +333,7 @@ class Env(CardEnv):
     def _legal_action_mask(self, state: State) -> Array:
         config = self.config
         phase = state._phase
-        holding = state._holdings[jnp.maximum(state.current_player, 0)]
+        holding = _row(state._holdings, state.current_player)
         not_pl = SUITS != state._prev_led_suit
         # R3: not of suit PL, rank <= rv(PW)
         rank_cap = (2 << (state._prev_winning_card % HAND_SIZE)) - 1
@@ -338,19 +346,20 @@ class Env(CardEnv):
         forced = holding  # R5 / A14
         if config.forced_lead_restricted:
             forced = jnp.where((state._trick_number > 1) & _any(restricted), restricted, holding)
-        by_phase = jnp.stack([holding, restricted, holding, forced, follow, jnp.zeros_like(holding)])
+        words = jnp.where(phase == DESIGNATED, restricted, holding)  # OPENING, OFFERED: any card (R2, R4)
+        words = jnp.where(phase == FORCED, forced, words)
+        words = jnp.where(phase == FOLLOW, follow, words)
+        words = jnp.where(phase == OVER, 0, words)
         can_pass = (phase == DESIGNATED) | (phase == OFFERED)  # R3, R4
         if config.allow_yield_first_trick:
             can_pass = can_pass | (phase == OPENING)  # A7
-        return jnp.concatenate([_card_bits(by_phase[phase]), can_pass[None]])
+        return jnp.concatenate([_card_bits(words), can_pass[None]])
 
     # -- observation (section 7.4, encoding.py) ---------------------------------------------------------
 
     def _observe(self, state: State, player_id: Array) -> Array:
         me = player_id
         config = self.config
-        tables = self._tables
-        seats = (me + SEATS) & 3  # the absolute seat at relative seat r
 
         def relative(seat: Array) -> Array:
             return jnp.where(seat >= 0, (seat - me) & 3, -1)
@@ -361,37 +370,40 @@ class Env(CardEnv):
         over = state._phase == OVER
         has_prev = state._prev_leader >= 0
         flags = [
-            _card_bits(state._holdings[me]),
-            (state._trick[seats][:, None] == CARDS).reshape(-1),
+            _card_bits(_row(state._holdings, me)),
+            (_rotated(state._trick, me)[:, None] == CARDS).reshape(-1),
             one_hot(relative(state._trick_leader), 4),
             one_hot(jnp.where(over, -1, relative(state._designated)), 4),
-            ((state._passed >> seats) & 1).astype(jnp.bool_),
+            ((state._passed >> ((me + SEATS) & 3)) & 1).astype(jnp.bool_),
             one_hot(state._phase, 5),  # OVER (5) is all zeros
             one_hot(jnp.where(over, -1, relative(state.current_player)), 4),
             one_hot(state._led_suit, 4),
             one_hot(state._trump_suit, 4),
             one_hot(jnp.where(has_prev, state._prev_led_suit, -1), 4),
             one_hot(jnp.where(has_prev, state._prev_winning_card % HAND_SIZE, -1), HAND_SIZE),
-            (state._prev_trick[seats][:, None] == CARDS).reshape(-1),
+            (_rotated(state._prev_trick, me)[:, None] == CARDS).reshape(-1),
             one_hot(jnp.where(has_prev, relative(state._prev_leader), -1), 4),
             one_hot(jnp.where(has_prev, relative(state._prev_winner), -1), 4),
             one_hot(jnp.where(has_prev, state._prev_trump_suit, -1), 4),
         ]
-        hand_finished = over & (jnp.max(state._tricks_won) >= TRICKS_TO_WIN_HAND)
-        parts = [
-            jnp.concatenate(flags).astype(jnp.float32),
-            tables["quarter"][state._tricks_won[seats]],
-            tables["score"][state._scores[seats]],
-            tables["trick"][state._trick_number][None],
+        hand_finished = over & (_max4(state._tricks_won) >= TRICKS_TO_WIN_HAND)
+        hands_completed = state._hand_number - 1 + hand_finished
+        most_hands = config.num_hands + config.max_extra_hands
+        counts = [
+            _ratio(_rotated(state._tricks_won, me), TRICKS_TO_WIN_HAND, TRICKS_TO_WIN_HAND),
+            _ratio(_rotated(state._scores, me), 4 * config.num_hands, TRICKS_TO_WIN_HAND * most_hands),
+            _ratio(state._trick_number - 1, 12, 12)[None],
             one_hot(relative(state._dealer), 4).astype(jnp.float32),
-            tables["hands"][state._hand_number - 1 + hand_finished][None],
+            _ratio(hands_completed, config.num_hands, most_hands)[None],
             (state._hand_number > config.num_hands).astype(jnp.float32)[None],
         ]
+        parts = [jnp.concatenate(flags).astype(jnp.float32), *counts]
         if config.full_recall:
-            parts += [_card_bits(state._played[seats]).reshape(-1).astype(jnp.float32),
-                      tables["passes"][state._passes_this_hand[seats]]]
+            parts += [_card_bits(_rotated(state._played, me)).reshape(-1).astype(jnp.float32),
+                      _ratio(_rotated(state._passes_this_hand, me), 13, HAND_SIZE)]
         if config.void_inferences:
-            parts.append(_card_bits(_possible_holdings(state, me)[seats[1:]]).reshape(-1).astype(jnp.float32))
+            possible = _rotated(_possible_holdings(state, me), me)[1:]
+            parts.append(_card_bits(possible).reshape(-1).astype(jnp.float32))
         return jnp.concatenate(parts)
 
     # -- Python positions -----------------------------------------------------------------------------
@@ -411,6 +423,7 @@ class Env(CardEnv):
             "_cards_in_trick", "_led_suit", "_trump_suit", "_best_card", "_best_seat", "_prev_leader",
             "_prev_winner", "_prev_led_suit", "_prev_trump_suit", "_prev_winning_card")}
         scalars["_ace_holder"] = log[0][8] if log else py_state.designated  # trick 1's D (rules.known_ace_holder)
+        scalars["_next_dealt"] = NUM_CARDS
         every_card = (1 << NUM_CARDS) - 1
         arrays = dict(
             _scores=py_state.scores,
@@ -421,16 +434,79 @@ class Env(CardEnv):
             _passes_this_hand=passes,
             _played=[_words(bits) for bits in played],
             _limits=[_words(limits.get(seat, every_card)) for seat in range(NUM_PLAYERS)],
+            _next_holdings=[_words(bits) for bits in _python_next_deal(py_state)],
+            _next_need=[0] * NUM_PLAYERS,
         )
         return {name: np.asarray(value, np.int32) for name, value in (scalars | arrays).items()}
 
 
-# -- helpers ------------------------------------------------------------------------------------------------
+# -- Python positions -------------------------------------------------------------------------------------
 
 
 def _words(bits: int) -> list[int]:
     """A Python 52-bit card mask as four suit words."""
     return [(bits >> (HAND_SIZE * suit)) & FULL_WORD for suit in range(4)]
+
+
+def _python_next_deal(py_state: GameState) -> list[int]:
+    """The holdings (52-bit masks by seat) of the hand the Python state would deal next (R19): its
+    pending stacked deck, or the shuffle its generator draws next, from a clone (``py_state`` is untouched)."""
+    twin = py_state.clone()
+    dealer = (twin.dealer + 1) & 3
+    packets = twin._next_packets()
+    holdings = [0] * NUM_PLAYERS
+    for offset in range(NUM_PLAYERS):
+        holdings[(dealer + 1 + offset) & 3] = packets[offset]
+    return holdings
+
+
+# -- small array helpers (elementwise, so XLA fuses them) ------------------------------------------------------
+
+
+def _row(rows: Array, index: Array) -> Array:
+    """``rows[index]`` for a traced ``index`` into 4 rows, as selects (a vmapped gather is slow on CPU);
+    ``index`` -1 gives row 3, as numpy indexing does."""
+    picked = rows[3]
+    for k in range(3):
+        picked = jnp.where(index == k, rows[k], picked)
+    return picked
+
+
+def _rotated(rows: Array, me: Array) -> Array:
+    """The 4 rows (seats) of ``rows`` seen from ``me``: row ``r`` is seat ``(me + r) mod 4``'s."""
+    rotated = rows
+    for shift in range(1, NUM_PLAYERS):
+        rotated = jnp.where(me == shift, jnp.roll(rows, -shift, axis=0), rotated)
+    return rotated
+
+
+def _ratio(count: Array, scale: int, most: int) -> Array:
+    """``count / scale`` (``0 <= count <= most``) as the encoder computes it: the float64 quotient rounded
+    to float32. Exact as a product when ``scale`` is a power of two; otherwise looked up in a table, as XLA
+    turns a division by a constant into a product with its rounded reciprocal (one ulp off at times)."""
+    if scale & (scale - 1) == 0:
+        return count.astype(jnp.float32) * np.float32(1 / scale)
+    table = (np.arange(most + 1, dtype=np.float64) / scale).astype(np.float32)
+    return jnp.take(table, count, mode="clip")
+
+
+def _max4(values: Array) -> Array:
+    return jnp.maximum(jnp.maximum(values[0], values[1]), jnp.maximum(values[2], values[3]))
+
+
+def _sum4(values: Array) -> Array:
+    values = values.astype(jnp.int32)
+    return values[0] + values[1] + values[2] + values[3]
+
+
+def _or_rows(words: Array) -> Array:
+    """The union of four rows (seats, or cards) of suit words."""
+    return words[0] | words[1] | words[2] | words[3]
+
+
+def _any(words: Array) -> Array:
+    """Whether suit words ``(4,)`` hold any card."""
+    return _or_rows(words) != 0
 
 
 def _card_bits(words: Array) -> Array:
@@ -441,32 +517,22 @@ def _card_bits(words: Array) -> Array:
 
 def _card_words(cards: Array) -> Array:
     """Card indices ``(n,)`` (-1: none) as one set of suit words per card, ``(n, 4)``."""
-    return jnp.where((cards[:, None] >= 0) & (cards[:, None] // HAND_SIZE == SUITS), 1 << (cards[:, None] % 13), 0)
+    cards = cards[:, None]
+    return jnp.where((cards >= 0) & (cards // HAND_SIZE == SUITS), 1 << (cards % HAND_SIZE), 0)
 
 
-def _any(words: Array) -> Array:
-    """Whether suit words ``(4,)`` hold any card."""
-    return _or_rows(words) != 0
+# -- dealing (section 3) ------------------------------------------------------------------------------------------
 
 
 def _random_deal(words: Array) -> Array:
-    """A uniformly random deal (section 3.3, A4) from 51 random 32-bit ``words``, as ``[seat, suit]`` words.
-
-    Card ``c`` goes to seat ``s`` with probability (cards ``s`` still lacks) / (cards left): a sequential
-    draw without replacement, which makes every split into four hands of 13 equally likely. The draw
-    ``floor(word * left / 2**32)`` (Lemire) is done in 16-bit halves, as uint32 has no high product.
-    """
-    need = jnp.full(NUM_PLAYERS, HAND_SIZE, jnp.int32)
-    seat_of_card = []
-    for card in range(NUM_CARDS):
-        left = NUM_CARDS - card
-        word = words[card]
-        draw = (((word >> 16) * left + (((word & 0xFFFF) * left) >> 16)) >> 16).astype(jnp.int32)
-        bounds = jnp.cumsum(need)
-        seat = jnp.sum(draw >= bounds[:3])
-        seat_of_card.append(seat)
-        need = need - (SEATS == seat)
-    return _holding_words(jnp.stack(seat_of_card))
+    """Hand 1 of ``init`` (A4) from 52 random 32-bit ``words``, as ``[seat, suit]`` words: card ``c``'s key is
+    ``words[c]``; the cards of key ranks ``13 s .. 13 s + 12`` (ties by card index) go to seat ``s``.
+    The ranks are counted with one comparison per pair of cards, written as 52 vector steps that XLA fuses."""
+    card = jax.lax.iota(jnp.int32, NUM_CARDS)
+    rank = jnp.zeros(NUM_CARDS, jnp.int32)
+    for other in range(NUM_CARDS):
+        rank = rank + (words[other] < words) + ((words[other] == words) & (card > other))
+    return _holding_words(rank // HAND_SIZE)
 
 
 def _deck_deal(deck: Array, dealer: Array) -> Array:
@@ -476,16 +542,48 @@ def _deck_deal(deck: Array, dealer: Array) -> Array:
 
 
 def _holding_words(seat_of_card: Array) -> Array:
-    """The seat of every card index as ``[seat, suit]`` words."""
-    held = seat_of_card.reshape(4, HAND_SIZE)[None, :, :] == SEATS[:, None, None]
-    return jnp.sum(jnp.where(held, 1 << RANKS, 0), axis=-1)
+    """The seat of every card index as ``[seat, suit]`` words (written out: a reduction is slow on CPU)."""
+    rows = []
+    for seat in range(NUM_PLAYERS):
+        row = []
+        for suit in range(4):
+            word = jnp.int32(0)
+            for rank in range(HAND_SIZE):
+                word = word | jnp.where(seat_of_card[HAND_SIZE * suit + rank] == seat, 1 << rank, 0)
+            row.append(word)
+        rows.append(jnp.stack(row))
+    return jnp.stack(rows)
+
+
+def _deal_next_cards(state: State, words: Array) -> State:
+    """Deal up to ``len(words)`` more cards of the next hand (in card-index order): card ``c`` goes to seat
+    ``s`` with probability (cards ``s`` still lacks) / (cards left), drawn as ``floor(word * left / 2**32)``
+    (Lemire; in 16-bit halves, as uint32 has no high product). Drawn without replacement like this, every
+    split into four hands of 13 is equally likely."""
+    need, held, dealt = state._next_need, state._next_holdings, state._next_dealt
+    for word in words:
+        dealing = dealt < NUM_CARDS
+        left = jnp.maximum(NUM_CARDS - dealt, 1).astype(jnp.uint32)
+        draw = (((word >> 16) * left + (((word & 0xFFFF) * left) >> 16)) >> 16).astype(jnp.int32)
+        first = need[0]
+        second = first + need[1]
+        third = second + need[2]
+        seat = (draw >= first).astype(jnp.int32) + (draw >= second) + (draw >= third)
+        gets = (SEATS == seat) & dealing
+        need = need - gets
+        held = held | jnp.where(gets[:, None] & (SUITS == dealt // HAND_SIZE), 1 << (dealt % HAND_SIZE), 0)
+        dealt = dealt + dealing
+    return state.replace(_next_need=need, _next_holdings=held, _next_dealt=dealt)
 
 
 def _hand_start(holdings: Array) -> dict[str, Array]:
-    """R19 / A18: every per-hand field of a freshly dealt hand; the ``AS`` holder has the opening lead (R2)."""
-    ace_holder = jnp.argmax((holdings[:, 3] >> (ACE_OF_SPADES % HAND_SIZE)) & 1).astype(jnp.int32)
+    """R19 / A18: every per-hand field of a freshly dealt hand; the ``AS`` holder has the opening lead (R2);
+    the deal of the hand after it starts."""
+    has_ace = (holdings[:, SPADES] & ACE_BIT) != 0
+    ace_holder = jnp.where(has_ace[1], 1, 0) + jnp.where(has_ace[2], 2, 0) + jnp.where(has_ace[3], 3, 0)
     none4 = jnp.full(NUM_PLAYERS, NO_CARD, jnp.int32)
     zeros4 = jnp.zeros(NUM_PLAYERS, jnp.int32)
+    no_cards = jnp.zeros((NUM_PLAYERS, 4), jnp.int32)
     return dict(
         _holdings=holdings,
         _tricks_won=zeros4,
@@ -509,17 +607,23 @@ def _hand_start(holdings: Array) -> dict[str, Array]:
         _prev_trump_suit=jnp.int32(NO_SUIT),
         _prev_winning_card=jnp.int32(NO_CARD),
         _passes_this_hand=zeros4,
-        _played=jnp.zeros((NUM_PLAYERS, 4), jnp.int32),
+        _played=no_cards,
         _limits=jnp.full((NUM_PLAYERS, 4), FULL_WORD, jnp.int32),
+        _next_holdings=no_cards,
+        _next_need=jnp.full(NUM_PLAYERS, HAND_SIZE, jnp.int32),
+        _next_dealt=jnp.int32(0),
     )
+
+
+# -- rewards and inferences ------------------------------------------------------------------------------------
 
 
 def _terminal_rewards(final: Array, mode: str, hands_started: Array) -> Array:
     """Section 9 (``rules.terminal_rewards``)."""
     if mode == "margin":
-        return (final - jnp.sum(final) / NUM_PLAYERS) / (4 * hands_started)
-    top = final == jnp.max(final)
-    shared = jnp.sum(top)
+        return (final - _sum4(final) / NUM_PLAYERS) / (4 * hands_started)
+    top = final == _max4(final)
+    shared = _sum4(top)
     return jnp.where(top, (4 - shared) / (3 * shared), -1 / 3).astype(jnp.float32)
 
 
@@ -528,52 +632,32 @@ def _narrowed(limits: Array, trick: Array, leader: Array, led: Array, trump: Arr
     follower who played off the led suit before trump was fixed is void in it (if the card fixed trump)
     or held nothing but that card's suit (a case-(c) card, R7 c); cards after the trump-fixing one prove
     nothing."""
-    order = (leader + FOLLOWER_OFFSETS) & 3
-    cards = trick[order]
-    suit = cards // HAND_SIZE
-    seen = (cards >= 0) & (leader >= 0)
-    fixes = seen & (suit == trump)
-    before_fix = jnp.cumsum(fixes) - fixes == 0  # no earlier follower fixed trump
-    off = seen & before_fix & (suit != led)
-    void = jnp.where(SUITS == led, 0, FULL_WORD)  # void in the led suit
-    wall = jnp.where(SUITS == suit[:, None], FULL_WORD, 0)  # only that card's suit
-    allowed = jnp.where(off[:, None], jnp.where(fixes[:, None], void, wall), FULL_WORD)
-    per_seat = jnp.where(order[:, None, None] == SEATS[None, :, None], allowed[:, None, :], FULL_WORD)
-    return limits & per_seat[0] & per_seat[1] & per_seat[2]
+    fixed_before = leader < 0  # no trick: nothing to learn
+    for offset in range(1, NUM_PLAYERS):
+        seat = (leader + offset) & 3
+        card = _row(trick, seat)
+        suit = card // HAND_SIZE
+        off = ~fixed_before & (card >= 0) & (suit != led)
+        fixes = suit == trump
+        void = jnp.where(SUITS == led, 0, FULL_WORD)
+        wall = jnp.where(SUITS == suit, FULL_WORD, 0)
+        allowed = jnp.where(off, jnp.where(fixes, void, wall), FULL_WORD)
+        limits = limits & jnp.where((SEATS == seat)[:, None], allowed, FULL_WORD)
+        fixed_before = fixed_before | (off & fixes)
+    return limits
 
 
 def _possible_holdings(state: State, me: Array) -> Array:
     """``rules.possible_holdings``: the cards each seat may hold as far as ``me``'s view proves, as
     ``[seat, suit]`` words (the viewer's own row is not meaningful)."""
-    trick_words = _card_words(state._trick)
+    trick_words = _or_rows(_card_words(state._trick))
     played = _or_rows(state._played)
-    seen = state._holdings[me] | _or_rows(trick_words) | played | _or_rows(_card_words(state._prev_trick))
+    seen = _row(state._holdings, me) | trick_words | played | _or_rows(_card_words(state._prev_trick))
     unseen = FULL_WORD & ~seen
     limits = _narrowed(state._limits, state._trick, state._trick_leader, state._led_suit, state._trump_suit)
-    holder = jnp.where(state._trick_number == 1, state._designated, state._ace_holder)
     # R2: AS stays with trick 1's D until played
-    ace_bit = 1 << (ACE_OF_SPADES % HAND_SIZE)
-    ace_played = ((played | _or_rows(trick_words))[3] & ace_bit) != 0
-    others_lack_ace = (holder != me) & ~ace_played & (SEATS != holder)
-    ace_allowed = jnp.where(others_lack_ace[:, None] & (SUITS == 3), ~ace_bit, -1)
+    holder = jnp.where(state._trick_number == 1, state._designated, state._ace_holder)
+    ace_played = ((played | trick_words)[SPADES] & ACE_BIT) != 0
+    lacks_ace = (holder != me) & ~ace_played & (SEATS != holder)
+    ace_allowed = jnp.where(lacks_ace[:, None] & (SUITS == SPADES), ~ACE_BIT, -1)
     return unseen & limits & ace_allowed
-
-
-def _or_rows(words: Array) -> Array:
-    """The union of four rows (seats, or cards) of suit words."""
-    return words[0] | words[1] | words[2] | words[3]
-
-
-def _value_tables(num_hands: int, most_hands: int) -> dict[str, Array]:
-    """The observation's scaled counts, computed as the encoder does (float64, then float32)."""
-    def table(values: list[float]) -> Array:
-        return jnp.asarray(np.asarray(values, np.float64).astype(np.float32))
-
-    return {
-        "quarter": table([won / 4 for won in range(HAND_SIZE + 1)]),
-        "score": table([score / (4 * num_hands) for score in range(TRICKS_TO_WIN_HAND * most_hands + 1)]),
-        "trick": table([max(trick - 1, 0) / 12 for trick in range(HAND_SIZE + 1)]),
-        "hands": table([done / num_hands for done in range(most_hands + 1)]),
-        "passes": table([passes / 13 for passes in range(HAND_SIZE + 1)]),
-    }
-
