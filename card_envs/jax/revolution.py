@@ -77,7 +77,8 @@ and branches (every branch of a vmapped ``cond`` runs).
 
 from __future__ import annotations
 
-from typing import Any
+from functools import cached_property
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -353,58 +354,66 @@ class Env(CardEnv):
         can_pass = (phase == DESIGNATED) | (phase == OFFERED)  # R3, R4
         if config.allow_yield_first_trick:
             can_pass = can_pass | (phase == OPENING)  # A7
+        words, can_pass = _computed_once((words, can_pass))
         return jnp.concatenate([_card_bits(words), can_pass[None]])
 
     # -- observation (section 7.4, encoding.py) ---------------------------------------------------------
 
     def _observe(self, state: State, player_id: Array) -> Array:
-        me = player_id
+        # Two stages, as the Python engine's view and encode: the few numbers ``me`` sees (relative seats),
+        # computed once, then every entry of the vector from one of them by a constant table.
+        numbers, counts = _computed_once(self._view(state, player_id))
+        return _encode(self._entries, numbers, counts)
+
+    def _view(self, state: State, me: Array) -> tuple[Array, Array]:
+        """What ``me`` sees (``RevolutionState.view``) as two vectors, seats relative to ``me``: the numbers
+        the observation's flags are read from (:data:`VIEW_NUMBERS`, -1 for none) and its scaled counts."""
         config = self.config
 
         def relative(seat: Array) -> Array:
             return jnp.where(seat >= 0, (seat - me) & 3, -1)
 
-        def one_hot(value: Array, size: int) -> Array:
-            return jnp.arange(size) == value
-
         over = state._phase == OVER
         has_prev = state._prev_leader >= 0
-        flags = [
-            _card_bits(_row(state._holdings, me)),
-            (_rotated(state._trick, me)[:, None] == CARDS).reshape(-1),
-            one_hot(relative(state._trick_leader), 4),
-            one_hot(jnp.where(over, -1, relative(state._designated)), 4),
-            ((state._passed >> ((me + SEATS) & 3)) & 1).astype(jnp.bool_),
-            one_hot(state._phase, 5),  # OVER (5) is all zeros
-            one_hot(jnp.where(over, -1, relative(state.current_player)), 4),
-            one_hot(state._led_suit, 4),
-            one_hot(state._trump_suit, 4),
-            one_hot(jnp.where(has_prev, state._prev_led_suit, -1), 4),
-            one_hot(jnp.where(has_prev, state._prev_winning_card % HAND_SIZE, -1), HAND_SIZE),
-            (_rotated(state._prev_trick, me)[:, None] == CARDS).reshape(-1),
-            one_hot(jnp.where(has_prev, relative(state._prev_leader), -1), 4),
-            one_hot(jnp.where(has_prev, relative(state._prev_winner), -1), 4),
-            one_hot(jnp.where(has_prev, state._prev_trump_suit, -1), 4),
-        ]
+        numbers = {
+            "hand": _row(state._holdings, me),
+            "trick": _rotated(state._trick, me),
+            "trick_leader": relative(state._trick_leader),
+            "designated": jnp.where(over, -1, relative(state._designated)),
+            "passed": (state._passed >> ((me + SEATS) & 3)) & 1,
+            "phase": state._phase,  # OVER (5) matches no entry
+            "acting": jnp.where(over, -1, relative(state.current_player)),
+            "led_suit": state._led_suit,
+            "trump_suit": state._trump_suit,
+            "prev_led_suit": jnp.where(has_prev, state._prev_led_suit, -1),
+            "prev_winning_rank": jnp.where(has_prev, state._prev_winning_card % HAND_SIZE, -1),
+            "prev_trick": _rotated(state._prev_trick, me),
+            "prev_leader": jnp.where(has_prev, relative(state._prev_leader), -1),
+            "prev_winner": jnp.where(has_prev, relative(state._prev_winner), -1),
+            "prev_trump_suit": jnp.where(has_prev, state._prev_trump_suit, -1),
+            "dealer": relative(state._dealer),
+            "tie_break": (state._hand_number > config.num_hands).astype(jnp.int32),
+        }
+        if config.full_recall:
+            numbers["played"] = _rotated(state._played, me)
+        if config.void_inferences:
+            numbers["possible"] = _rotated(_possible_holdings(state, me), me)[1:]
         hand_finished = over & (_max4(state._tricks_won) >= TRICKS_TO_WIN_HAND)
-        hands_completed = state._hand_number - 1 + hand_finished
         most_hands = config.num_hands + config.max_extra_hands
         counts = [
             _ratio(_rotated(state._tricks_won, me), TRICKS_TO_WIN_HAND, TRICKS_TO_WIN_HAND),
             _ratio(_rotated(state._scores, me), 4 * config.num_hands, TRICKS_TO_WIN_HAND * most_hands),
             _ratio(state._trick_number - 1, 12, 12)[None],
-            one_hot(relative(state._dealer), 4).astype(jnp.float32),
-            _ratio(hands_completed, config.num_hands, most_hands)[None],
-            (state._hand_number > config.num_hands).astype(jnp.float32)[None],
+            _ratio(state._hand_number - 1 + hand_finished, config.num_hands, most_hands)[None],
         ]
-        parts = [jnp.concatenate(flags).astype(jnp.float32), *counts]
         if config.full_recall:
-            parts += [_card_bits(_rotated(state._played, me)).reshape(-1).astype(jnp.float32),
-                      _ratio(_rotated(state._passes_this_hand, me), 13, HAND_SIZE)]
-        if config.void_inferences:
-            possible = _rotated(_possible_holdings(state, me), me)[1:]
-            parts.append(_card_bits(possible).reshape(-1).astype(jnp.float32))
-        return jnp.concatenate(parts)
+            counts.append(_ratio(_rotated(state._passes_this_hand, me), HAND_SIZE, HAND_SIZE))
+        flat = jnp.concatenate([jnp.ravel(jnp.asarray(numbers[name], jnp.int32)) for name in self._entries.numbers])
+        return flat, jnp.concatenate(counts)
+
+    @cached_property
+    def _entries(self) -> _Entries:
+        return _entries(self.config.full_recall, self.config.void_inferences)
 
     # -- Python positions -----------------------------------------------------------------------------
 
@@ -463,21 +472,30 @@ def _python_next_deal(py_state: GameState) -> list[int]:
 # -- small array helpers (elementwise, so XLA fuses them) ------------------------------------------------------
 
 
+def _computed_once(tree: Any) -> Any:
+    """``tree`` (small per-state arrays), computed once per state before the many entries that read it.
+
+    XLA on CPU fuses elementwise producers into each consumer, so a value read by every entry of a
+    53- or 541-entry output would be recomputed for each entry (``lax.optimization_barrier`` is dropped
+    on CPU). A reduction is not fused into its consumers: a sum with a zero row materialises the value.
+    """
+    def once(leaf: Array) -> Array:
+        value = leaf.astype(jnp.int32) if leaf.dtype == jnp.bool_ else leaf
+        value = jnp.sum(jnp.stack([value, jnp.zeros_like(value)]), axis=0)
+        return value.astype(leaf.dtype)
+
+    return jax.tree.map(once, tree)
+
+
 def _row(rows: Array, index: Array) -> Array:
     """``rows[index]`` for a traced ``index`` into 4 rows, as selects (a vmapped gather is slow on CPU);
     ``index`` -1 gives row 3, as numpy indexing does."""
-    picked = rows[3]
-    for k in range(3):
-        picked = jnp.where(index == k, rows[k], picked)
-    return picked
+    return rows[index]
 
 
 def _rotated(rows: Array, me: Array) -> Array:
     """The 4 rows (seats) of ``rows`` seen from ``me``: row ``r`` is seat ``(me + r) mod 4``'s."""
-    rotated = rows
-    for shift in range(1, NUM_PLAYERS):
-        rotated = jnp.where(me == shift, jnp.roll(rows, -shift, axis=0), rotated)
-    return rotated
+    return rows[(me + SEATS) & 3]
 
 
 def _ratio(count: Array, scale: int, most: int) -> Array:
@@ -521,6 +539,95 @@ def _card_words(cards: Array) -> Array:
     return jnp.where((cards >= 0) & (cards // HAND_SIZE == SUITS), 1 << (cards % HAND_SIZE), 0)
 
 
+# -- the observation (encoding.py's layout) ----------------------------------------------------------------
+
+#: the view numbers :meth:`Env._view` packs, in order, with their lengths
+VIEW_NUMBERS: tuple[tuple[str, int], ...] = (
+    ("hand", 4), ("trick", 4), ("trick_leader", 1), ("designated", 1), ("passed", 4), ("phase", 1),
+    ("acting", 1), ("led_suit", 1), ("trump_suit", 1), ("prev_led_suit", 1), ("prev_winning_rank", 1),
+    ("prev_trick", 4), ("prev_leader", 1), ("prev_winner", 1), ("prev_trump_suit", 1), ("dealer", 1),
+    ("tie_break", 1), ("played", 16), ("possible", 12),
+)
+#: the scaled counts it computes, in order, with their lengths
+VIEW_COUNTS: tuple[tuple[str, int], ...] = (
+    ("tricks_won", 4), ("scores", 4), ("trick_number", 1), ("hands_completed", 1), ("passes", 4),
+)
+
+
+class _Entries(NamedTuple):
+    """How every observation entry is read from the view: entry ``i`` is ``counts[count[i]]`` where
+    ``count[i] >= 0``, else ``(numbers[source[i]] >> value[i]) & 1`` where ``bit[i]`` (a card of a set of
+    suit words), else ``numbers[source[i]] == value[i]`` (a one-hot)."""
+
+    numbers: tuple[str, ...]  #: the view numbers used, in packing order
+    source: np.ndarray
+    value: np.ndarray
+    bit: np.ndarray
+    count: np.ndarray
+
+
+def _entries(full_recall: bool, void_inferences: bool) -> _Entries:
+    """The :class:`_Entries` of the observation under these options, block by block as ``encoding.LAYOUT``."""
+    used = {"played": full_recall, "possible": void_inferences}
+    numbers = tuple(name for name, _ in VIEW_NUMBERS if used.get(name, True))
+    start, at = {}, 0
+    for name, length in VIEW_NUMBERS:
+        if name in numbers:
+            start[name] = at
+            at += length
+    count_start, at = {}, 0
+    for name, length in VIEW_COUNTS:
+        count_start[name] = at
+        at += length
+    rows: list[tuple[int, int, bool, int]] = []  # (source, value, bit, count)
+
+    def one_hot(name: str, size: int, offset: int = 0) -> None:
+        rows.extend((start[name] + offset, v, False, -1) for v in range(size))
+
+    def cards_of_words(name: str, offset: int = 0) -> None:
+        rows.extend((start[name] + offset + c // HAND_SIZE, c % HAND_SIZE, True, -1) for c in range(NUM_CARDS))
+
+    def counts(name: str, length: int) -> None:
+        rows.extend((0, 0, False, count_start[name] + k) for k in range(length))
+
+    cards_of_words("hand")
+    for r in range(NUM_PLAYERS):
+        one_hot("trick", NUM_CARDS, r)
+    one_hot("trick_leader", 4)
+    one_hot("designated", 4)
+    rows.extend((start["passed"] + r, 1, False, -1) for r in range(NUM_PLAYERS))
+    one_hot("phase", 5)
+    for name in ("acting", "led_suit", "trump_suit", "prev_led_suit"):
+        one_hot(name, 4)
+    one_hot("prev_winning_rank", HAND_SIZE)
+    for r in range(NUM_PLAYERS):
+        one_hot("prev_trick", NUM_CARDS, r)
+    for name in ("prev_leader", "prev_winner", "prev_trump_suit"):
+        one_hot(name, 4)
+    counts("tricks_won", 4)
+    counts("scores", 4)
+    counts("trick_number", 1)
+    one_hot("dealer", 4)
+    counts("hands_completed", 1)
+    rows.append((start["tie_break"], 1, False, -1))
+    if full_recall:
+        for r in range(NUM_PLAYERS):
+            cards_of_words("played", 4 * r)
+        counts("passes", 4)
+    if void_inferences:
+        for r in range(NUM_PLAYERS - 1):
+            cards_of_words("possible", 4 * r)
+    source, value, bit, count = (np.asarray(column) for column in zip(*rows, strict=True))
+    return _Entries(numbers, source.astype(np.int32), value.astype(np.int32), bit, count.astype(np.int32))
+
+
+def _encode(entries: _Entries, numbers: Array, counts: Array) -> Array:
+    """The observation of a view (``numbers``, ``counts``): one gather per vector and a select per entry."""
+    read = numbers[entries.source]
+    flag = jnp.where(entries.bit, (read >> entries.value) & 1, read == entries.value)
+    return jnp.where(entries.count >= 0, counts[np.maximum(entries.count, 0)], flag.astype(jnp.float32))
+
+
 # -- dealing (section 3) ------------------------------------------------------------------------------------------
 
 
@@ -532,7 +639,7 @@ def _random_deal(words: Array) -> Array:
     rank = jnp.zeros(NUM_CARDS, jnp.int32)
     for other in range(NUM_CARDS):
         rank = rank + (words[other] < words) + ((words[other] == words) & (card > other))
-    return _holding_words(rank // HAND_SIZE)
+    return _holding_words(_computed_once(rank // HAND_SIZE))
 
 
 def _deck_deal(deck: Array, dealer: Array) -> Array:
