@@ -363,7 +363,7 @@ class Env(CardEnv):
         # Two stages, as the Python engine's view and encode: the few numbers ``me`` sees (relative seats),
         # computed once, then every entry of the vector from one of them by a constant table.
         numbers, counts = _computed_once(self._view(state, player_id))
-        return _encode(self._entries, numbers, counts)
+        return _encode(self._plan, numbers, counts)
 
     def _view(self, state: State, me: Array) -> tuple[Array, Array]:
         """What ``me`` sees (``RevolutionState.view``) as two vectors, seats relative to ``me``: the numbers
@@ -380,8 +380,8 @@ class Env(CardEnv):
             "trick": _rotated(state._trick, me),
             "trick_leader": relative(state._trick_leader),
             "designated": jnp.where(over, -1, relative(state._designated)),
-            "passed": (state._passed >> ((me + SEATS) & 3)) & 1,
-            "phase": state._phase,  # OVER (5) matches no entry
+            "passed": ((state._passed >> ((me + SEATS) & 3)) & 1) - 1,  # 0 passed, -1 not
+            "phase": state._phase,  # OVER (5) is past the block: no entry
             "acting": jnp.where(over, -1, relative(state.current_player)),
             "led_suit": state._led_suit,
             "trump_suit": state._trump_suit,
@@ -392,7 +392,7 @@ class Env(CardEnv):
             "prev_winner": jnp.where(has_prev, relative(state._prev_winner), -1),
             "prev_trump_suit": jnp.where(has_prev, state._prev_trump_suit, -1),
             "dealer": relative(state._dealer),
-            "tie_break": (state._hand_number > config.num_hands).astype(jnp.int32),
+            "tie_break": jnp.where(state._hand_number > config.num_hands, 0, -1),
         }
         if config.full_recall:
             numbers["played"] = _rotated(state._played, me)
@@ -408,12 +408,12 @@ class Env(CardEnv):
         ]
         if config.full_recall:
             counts.append(_ratio(_rotated(state._passes_this_hand, me), HAND_SIZE, HAND_SIZE))
-        flat = jnp.concatenate([jnp.ravel(jnp.asarray(numbers[name], jnp.int32)) for name in self._entries.numbers])
+        flat = jnp.concatenate([jnp.ravel(jnp.asarray(numbers[name], jnp.int32)) for name in self._plan.numbers])
         return flat, jnp.concatenate(counts)
 
     @cached_property
-    def _entries(self) -> _Entries:
-        return _entries(self.config.full_recall, self.config.void_inferences)
+    def _plan(self) -> _Plan:
+        return _plan(self.config.full_recall, self.config.void_inferences)
 
     # -- Python positions -----------------------------------------------------------------------------
 
@@ -552,50 +552,58 @@ VIEW_NUMBERS: tuple[tuple[str, int], ...] = (
 VIEW_COUNTS: tuple[tuple[str, int], ...] = (
     ("tricks_won", 4), ("scores", 4), ("trick_number", 1), ("hands_completed", 1), ("passes", 4),
 )
+BITS = 32  #: flags per packed word
 
 
-class _Entries(NamedTuple):
-    """How every observation entry is read from the view: entry ``i`` is ``counts[count[i]]`` where
-    ``count[i] >= 0``, else ``(numbers[source[i]] >> value[i]) & 1`` where ``bit[i]`` (a card of a set of
-    suit words), else ``numbers[source[i]] == value[i]`` (a one-hot)."""
+class _Plan(NamedTuple):
+    """Where every view number goes in the observation (``encoding``'s layout), for :func:`_encode`."""
 
     numbers: tuple[str, ...]  #: the view numbers used, in packing order
-    source: np.ndarray
-    value: np.ndarray
-    bit: np.ndarray
-    count: np.ndarray
+    one_hots: tuple[tuple[int, int, int], ...]  #: (first entry, size, number): entry ``first + number`` is 1
+    #: (none if the number is -1, or ``size`` or more: the over phase)
+    words: tuple[tuple[int, int], ...]  #: (first entry, number): the 13 bits of a suit word from there on
+    counts: tuple[tuple[int, int], ...]  #: (entry, count): a scaled count
+    size: int
 
 
-def _entries(full_recall: bool, void_inferences: bool) -> _Entries:
-    """The :class:`_Entries` of the observation under these options, block by block as ``encoding.LAYOUT``."""
+def _plan(full_recall: bool, void_inferences: bool) -> _Plan:
+    """The :class:`_Plan` of the observation under these options, block by block as ``encoding.LAYOUT``."""
     used = {"played": full_recall, "possible": void_inferences}
     numbers = tuple(name for name, _ in VIEW_NUMBERS if used.get(name, True))
-    start, at = {}, 0
+    number, at = {}, 0
     for name, length in VIEW_NUMBERS:
         if name in numbers:
-            start[name] = at
+            number[name] = at
             at += length
-    count_start, at = {}, 0
+    count, at = {}, 0
     for name, length in VIEW_COUNTS:
-        count_start[name] = at
+        count[name] = at
         at += length
-    rows: list[tuple[int, int, bool, int]] = []  # (source, value, bit, count)
+    one_hots, words, counts = [], [], []
+    entry = 0
 
     def one_hot(name: str, size: int, offset: int = 0) -> None:
-        rows.extend((start[name] + offset, v, False, -1) for v in range(size))
+        nonlocal entry
+        one_hots.append((entry, size, number[name] + offset))
+        entry += size
 
-    def cards_of_words(name: str, offset: int = 0) -> None:
-        rows.extend((start[name] + offset + c // HAND_SIZE, c % HAND_SIZE, True, -1) for c in range(NUM_CARDS))
+    def card_set(name: str, offset: int = 0) -> None:  # four suit words: 52 entries
+        nonlocal entry
+        words.extend((entry + HAND_SIZE * suit, number[name] + offset + suit) for suit in range(4))
+        entry += NUM_CARDS
 
-    def counts(name: str, length: int) -> None:
-        rows.extend((0, 0, False, count_start[name] + k) for k in range(length))
+    def scaled(name: str, length: int) -> None:
+        nonlocal entry
+        counts.extend((entry + k, count[name] + k) for k in range(length))
+        entry += length
 
-    cards_of_words("hand")
+    card_set("hand")
     for r in range(NUM_PLAYERS):
         one_hot("trick", NUM_CARDS, r)
     one_hot("trick_leader", 4)
     one_hot("designated", 4)
-    rows.extend((start["passed"] + r, 1, False, -1) for r in range(NUM_PLAYERS))
+    for r in range(NUM_PLAYERS):
+        one_hot("passed", 1, r)  # the flag as a one-hot of size 1: 0 (passed) or -1
     one_hot("phase", 5)
     for name in ("acting", "led_suit", "trump_suit", "prev_led_suit"):
         one_hot(name, 4)
@@ -604,28 +612,58 @@ def _entries(full_recall: bool, void_inferences: bool) -> _Entries:
         one_hot("prev_trick", NUM_CARDS, r)
     for name in ("prev_leader", "prev_winner", "prev_trump_suit"):
         one_hot(name, 4)
-    counts("tricks_won", 4)
-    counts("scores", 4)
-    counts("trick_number", 1)
+    scaled("tricks_won", 4)
+    scaled("scores", 4)
+    scaled("trick_number", 1)
     one_hot("dealer", 4)
-    counts("hands_completed", 1)
-    rows.append((start["tie_break"], 1, False, -1))
+    scaled("hands_completed", 1)
+    one_hot("tie_break", 1)
     if full_recall:
         for r in range(NUM_PLAYERS):
-            cards_of_words("played", 4 * r)
-        counts("passes", 4)
+            card_set("played", 4 * r)
+        scaled("passes", 4)
     if void_inferences:
         for r in range(NUM_PLAYERS - 1):
-            cards_of_words("possible", 4 * r)
-    source, value, bit, count = (np.asarray(column) for column in zip(*rows, strict=True))
-    return _Entries(numbers, source.astype(np.int32), value.astype(np.int32), bit, count.astype(np.int32))
+            card_set("possible", 4 * r)
+    return _Plan(numbers, tuple(one_hots), tuple(words), tuple(counts), entry)
 
 
-def _encode(entries: _Entries, numbers: Array, counts: Array) -> Array:
-    """The observation of a view (``numbers``, ``counts``): one gather per vector and a select per entry."""
-    read = numbers[entries.source]
-    flag = jnp.where(entries.bit, (read >> entries.value) & 1, read == entries.value)
-    return jnp.where(entries.count >= 0, counts[np.maximum(entries.count, 0)], flag.astype(jnp.float32))
+def _encode(plan: _Plan, numbers: Array, counts: Array) -> Array:
+    """The observation of a view (``numbers``, ``counts``). Its flags are packed into 32-bit words first
+    (a few operations on a short vector per view number), then spread into floats in one regular step,
+    and the runs of scaled counts written over their entries (regular shapes keep XLA's loop vectorised:
+    a concatenation or a per-entry gather in it costs several times more)."""
+    rows = -(-plan.size // BITS)
+    row = np.arange(rows)
+    packed = jnp.zeros(rows, jnp.uint32)
+    for first, size, k in plan.one_hots:
+        value = numbers[k]
+        entry = first + value
+        shown = (value >= 0) & (value < size)
+        packed = packed | jnp.where((row == entry // BITS) & shown, jnp.uint32(1) << (entry % BITS), 0)
+    for first, k in plan.words:
+        word = numbers[k].astype(jnp.uint32)
+        shift = first % BITS
+        packed = packed | jnp.where(row == first // BITS, word << shift, 0)
+        if shift + HAND_SIZE > BITS:  # the word continues in the next row
+            packed = packed | jnp.where(row == first // BITS + 1, word >> (BITS - shift), 0)
+    packed = _computed_once(packed)
+    flags = jnp.where((packed[:, None] >> np.arange(BITS, dtype=np.uint32)) & 1 != 0, 1.0, 0.0)
+    observation = flags.reshape(-1)[:plan.size]
+    for first, stop in _runs([entry for entry, _ in plan.counts]):
+        scaled = counts[plan.counts[first][1]:plan.counts[stop - 1][1] + 1]
+        observation = jax.lax.dynamic_update_slice(observation, scaled, (plan.counts[first][0],))
+    return observation
+
+
+def _runs(entries: list[int]) -> list[tuple[int, int]]:
+    """``(first, stop)`` index ranges of the runs of consecutive ``entries``."""
+    runs, first = [], 0
+    for k in range(1, len(entries) + 1):
+        if k == len(entries) or entries[k] != entries[k - 1] + 1:
+            runs.append((first, k))
+            first = k
+    return runs
 
 
 # -- dealing (section 3) ------------------------------------------------------------------------------------------
