@@ -12,16 +12,17 @@ legal masks and per-step rewards are exactly the Python engine's (:mod:`card_env
 has the layout tables); ``card_envs.jax.lockstep`` checks it.
 
 Chance (section 3.3, A2, A4). ``init(key)`` draws the first dealer (``first_dealer="random"``) and deals
-hand 1: each card gets a random 32-bit key and the cards ranked 0-12, 13-25, 26-38, 39-51 by key (ties
-by card index) form the four hands, so every split into hands of 13 is equally likely (up to key ties,
-probability below ``4e-7``, as for ``jax.random.permutation``). The next hand is dealt *while the current
-one is played*: each step deals four more cards of it (card ``c`` goes to seat ``s`` with probability
-(cards ``s`` still lacks) / (cards left), Lemire's multiply on a fresh 32-bit word from the step's key, bias
-below ``2**-25`` per deal), and a hand lasts at least 16 steps, so it is complete when needed. This keeps
-the shuffle out of the step (a vmapped step computes every branch). :meth:`Env.init_with_deck` deals hand 1
-from a stacked deck (deck index ``i`` goes to seat ``(dealer + 1 + i) mod 4``, section 3.4), and
-``from_state`` carries the Python state's own next hand (its pending stacked deck or the shuffle its
-generator will draw), so a converted position deals the same next hand as the Python engine.
+hand 1: each card gets a random sort key and the cards of key ranks 0-12, 13-25, 26-38, 39-51 form the four
+hands (:func:`_random_deal`: uniform over the splits into hands of 13, up to two ties at once among 26-bit
+keys, probability below ``1e-9``). The next hand is dealt *while the current one is played*: each step deals
+four more cards of it (card ``c`` goes to seat ``s`` with probability (cards ``s`` still lacks) / (cards
+left), drawn by Lemire's multiply from a fresh 32-bit word of the step's key: total bias below ``4e-7`` per
+deal), and a hand lasts at least 16 steps, so it is complete when needed. This keeps the 52-card shuffle out
+of the step, where vmap would compute it on every step (every branch of a vmapped ``cond`` runs).
+:meth:`Env.init_with_deck` deals hand 1 from a stacked deck (deck index ``i`` goes to seat
+``(dealer + 1 + i) mod 4``, section 3.4), and ``from_state`` carries the Python state's own next hand (its
+pending stacked deck, or the shuffle its generator will draw), so a converted position deals the same next
+hand as the Python engine.
 
 State arrays (all int32 unless noted; seats are absolute; ``-1`` = none; a *word* is a 13-bit mask
 over the ranks 2 .. A of one suit, so a set of cards is 4 words, suits C D H S)
@@ -70,15 +71,15 @@ field                     shape     meaning (the Python field of the same name, 
 ``_next_dealt``           ()        cards of it dealt so far (52: complete)
 ========================  ========  ===================================================================
 
-The code avoids what is slow in a vmapped XLA program on CPU: gathers with a traced index (a row of a
-4-row array is picked with ``jnp.where``), reductions and cumulative sums over small axes (written out),
-and branches (every branch of a vmapped ``cond`` runs).
+Speed (measured on the vmapped random-play loop with auto-reset, CPU): values read by many others are
+best produced by reductions and gathers (``jnp.argmax``, ``x[i]``), which XLA computes once; long chains of
+``jnp.where`` on them get fused, and so recomputed, into every consumer. The observation is built from a
+few regular pieces (card planes, one-hots) and one concatenation.
 """
 
 from __future__ import annotations
 
-from functools import cached_property
-from typing import Any, NamedTuple
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -177,7 +178,8 @@ class Env(CardEnv):
 
     def _init(self, key: Array) -> State:
         words = jax.random.bits(key, (NUM_CARDS + 1,), dtype=jnp.uint32)
-        return self._initial_state(self._first_dealer(words[NUM_CARDS]), _random_deal(words[:NUM_CARDS]))
+        extra = words[NUM_CARDS]  # top 2 bits: the dealer, low 6 bits: the deal's relabelling
+        return self._initial_state(self._first_dealer(extra), _random_deal(words[:NUM_CARDS], extra & 63))
 
     def init_with_deck(self, key: Array, deck: Array) -> State:
         """``init`` with hand 1 dealt from a stacked deck (section 3.3): ``deck`` holds the 52 card
@@ -204,7 +206,7 @@ class Env(CardEnv):
         state = self._decide(state, jnp.asarray(action, jnp.int32))
         trick_done = state._cards_in_trick == NUM_PLAYERS
         state, rewards = self._end_trick(state, trick_done)
-        hand_done = trick_done & (_row(state._tricks_won, state._prev_winner) == TRICKS_TO_WIN_HAND)
+        hand_done = trick_done & (state._tricks_won[state._prev_winner] == TRICKS_TO_WIN_HAND)
         state, series_done = self._end_hand(state, hand_done)
         state, rewards = self._finish(state, series_done, rewards)
         return state.replace(rewards=rewards, legal_action_mask=self._legal_action_mask(state))
@@ -259,7 +261,7 @@ class Env(CardEnv):
         rewards = jnp.zeros(NUM_PLAYERS, jnp.float32)
         if weight:
             rewards = jnp.where(done, jnp.where(SEATS == winner, weight, -weight / 3), 0.0)
-        next_trick = done & (_row(won, winner) < TRICKS_TO_WIN_HAND)
+        next_trick = done & (won[winner] < TRICKS_TO_WIN_HAND)
         fields = dict(
             _tricks_won=won,
             _prev_trick=jnp.where(done, state._trick, state._prev_trick),
@@ -296,7 +298,7 @@ class Env(CardEnv):
         dealt during this one."""
         config = self.config
         scores = state._scores + jnp.where(done, state._tricks_won, 0)
-        unique_top = _sum4(scores == _max4(scores)) == 1
+        unique_top = jnp.sum(scores == jnp.max(scores)) == 1
         extra_hands = state._hand_number - config.num_hands
         series_done = done & (extra_hands >= 0) & (unique_top | (extra_hands >= config.max_extra_hands))
         new_hand = done & ~series_done
@@ -334,7 +336,7 @@ class Env(CardEnv):
     def _legal_action_mask(self, state: State) -> Array:
         config = self.config
         phase = state._phase
-        holding = _row(state._holdings, state.current_player)
+        holding = state._holdings[jnp.maximum(state.current_player, 0)]
         not_pl = SUITS != state._prev_led_suit
         # R3: not of suit PL, rank <= rv(PW)
         rank_cap = (2 << (state._prev_winning_card % HAND_SIZE)) - 1
@@ -347,73 +349,63 @@ class Env(CardEnv):
         forced = holding  # R5 / A14
         if config.forced_lead_restricted:
             forced = jnp.where((state._trick_number > 1) & _any(restricted), restricted, holding)
-        words = jnp.where(phase == DESIGNATED, restricted, holding)  # OPENING, OFFERED: any card (R2, R4)
-        words = jnp.where(phase == FORCED, forced, words)
-        words = jnp.where(phase == FOLLOW, follow, words)
-        words = jnp.where(phase == OVER, 0, words)
+        # by phase: OPENING, DESIGNATED, OFFERED, FORCED, FOLLOW, OVER (any card on an opening or offered lead)
+        by_phase = jnp.stack([holding, restricted, holding, forced, follow, jnp.zeros_like(holding)])
         can_pass = (phase == DESIGNATED) | (phase == OFFERED)  # R3, R4
         if config.allow_yield_first_trick:
             can_pass = can_pass | (phase == OPENING)  # A7
-        words, can_pass = _computed_once((words, can_pass))
-        return jnp.concatenate([_card_bits(words), can_pass[None]])
+        return jnp.concatenate([_card_bits(by_phase[phase]), can_pass[None]])
 
     # -- observation (section 7.4, encoding.py) ---------------------------------------------------------
 
     def _observe(self, state: State, player_id: Array) -> Array:
-        # Two stages, as the Python engine's view and encode: the few numbers ``me`` sees (relative seats),
-        # computed once, then every entry of the vector from one of them by a constant table.
-        numbers, counts = _computed_once(self._view(state, player_id))
-        return _encode(self._plan, numbers, counts)
-
-    def _view(self, state: State, me: Array) -> tuple[Array, Array]:
-        """What ``me`` sees (``RevolutionState.view``) as two vectors, seats relative to ``me``: the numbers
-        the observation's flags are read from (:data:`VIEW_NUMBERS`, -1 for none) and its scaled counts."""
+        me = player_id
         config = self.config
+        seats = (me + SEATS) & 3  # the absolute seat at relative seat r
 
         def relative(seat: Array) -> Array:
             return jnp.where(seat >= 0, (seat - me) & 3, -1)
 
+        def one_hot(value: Array, size: int) -> Array:  # all zeros for -1 (none) or size (the over phase)
+            return jnp.arange(size) == value
+
         over = state._phase == OVER
         has_prev = state._prev_leader >= 0
-        numbers = {
-            "hand": _row(state._holdings, me),
-            "trick": _rotated(state._trick, me),
-            "trick_leader": relative(state._trick_leader),
-            "designated": jnp.where(over, -1, relative(state._designated)),
-            "passed": ((state._passed >> ((me + SEATS) & 3)) & 1) - 1,  # 0 passed, -1 not
-            "phase": state._phase,  # OVER (5) is past the block: no entry
-            "acting": jnp.where(over, -1, relative(state.current_player)),
-            "led_suit": state._led_suit,
-            "trump_suit": state._trump_suit,
-            "prev_led_suit": jnp.where(has_prev, state._prev_led_suit, -1),
-            "prev_winning_rank": jnp.where(has_prev, state._prev_winning_card % HAND_SIZE, -1),
-            "prev_trick": _rotated(state._prev_trick, me),
-            "prev_leader": jnp.where(has_prev, relative(state._prev_leader), -1),
-            "prev_winner": jnp.where(has_prev, relative(state._prev_winner), -1),
-            "prev_trump_suit": jnp.where(has_prev, state._prev_trump_suit, -1),
-            "dealer": relative(state._dealer),
-            "tie_break": jnp.where(state._hand_number > config.num_hands, 0, -1),
-        }
-        if config.full_recall:
-            numbers["played"] = _rotated(state._played, me)
-        if config.void_inferences:
-            numbers["possible"] = _rotated(_possible_holdings(state, me), me)[1:]
-        hand_finished = over & (_max4(state._tricks_won) >= TRICKS_TO_WIN_HAND)
+        flags = [
+            _card_bits(state._holdings[me]),
+            (state._trick[seats][:, None] == CARDS).reshape(-1),
+            one_hot(relative(state._trick_leader), 4),
+            one_hot(jnp.where(over, -1, relative(state._designated)), 4),
+            ((state._passed >> seats) & 1).astype(jnp.bool_),
+            one_hot(state._phase, 5),
+            one_hot(jnp.where(over, -1, relative(state.current_player)), 4),
+            one_hot(state._led_suit, 4),
+            one_hot(state._trump_suit, 4),
+            one_hot(jnp.where(has_prev, state._prev_led_suit, -1), 4),
+            one_hot(jnp.where(has_prev, state._prev_winning_card % HAND_SIZE, -1), HAND_SIZE),
+            (state._prev_trick[seats][:, None] == CARDS).reshape(-1),
+            one_hot(jnp.where(has_prev, relative(state._prev_leader), -1), 4),
+            one_hot(jnp.where(has_prev, relative(state._prev_winner), -1), 4),
+            one_hot(jnp.where(has_prev, state._prev_trump_suit, -1), 4),
+        ]
+        hand_finished = over & (jnp.max(state._tricks_won) >= TRICKS_TO_WIN_HAND)
         most_hands = config.num_hands + config.max_extra_hands
-        counts = [
-            _ratio(_rotated(state._tricks_won, me), TRICKS_TO_WIN_HAND, TRICKS_TO_WIN_HAND),
-            _ratio(_rotated(state._scores, me), 4 * config.num_hands, TRICKS_TO_WIN_HAND * most_hands),
+        parts = [
+            jnp.concatenate(flags).astype(jnp.float32),
+            _ratio(state._tricks_won[seats], TRICKS_TO_WIN_HAND, TRICKS_TO_WIN_HAND),
+            _ratio(state._scores[seats], 4 * config.num_hands, TRICKS_TO_WIN_HAND * most_hands),
             _ratio(state._trick_number - 1, 12, 12)[None],
+            one_hot(relative(state._dealer), 4).astype(jnp.float32),
             _ratio(state._hand_number - 1 + hand_finished, config.num_hands, most_hands)[None],
+            (state._hand_number > config.num_hands).astype(jnp.float32)[None],
         ]
         if config.full_recall:
-            counts.append(_ratio(_rotated(state._passes_this_hand, me), HAND_SIZE, HAND_SIZE))
-        flat = jnp.concatenate([jnp.ravel(jnp.asarray(numbers[name], jnp.int32)) for name in self._plan.numbers])
-        return flat, jnp.concatenate(counts)
-
-    @cached_property
-    def _plan(self) -> _Plan:
-        return _plan(self.config.full_recall, self.config.void_inferences)
+            parts += [_card_bits(state._played[seats]).reshape(-1).astype(jnp.float32),
+                      _ratio(state._passes_this_hand[seats], HAND_SIZE, HAND_SIZE)]
+        if config.void_inferences:
+            possible = _possible_holdings(state, me)[seats[1:]]
+            parts.append(_card_bits(possible).reshape(-1).astype(jnp.float32))
+        return jnp.concatenate(parts)
 
     # -- Python positions -----------------------------------------------------------------------------
 
@@ -472,32 +464,6 @@ def _python_next_deal(py_state: GameState) -> list[int]:
 # -- small array helpers (elementwise, so XLA fuses them) ------------------------------------------------------
 
 
-def _computed_once(tree: Any) -> Any:
-    """``tree`` (small per-state arrays), computed once per state before the many entries that read it.
-
-    XLA on CPU fuses elementwise producers into each consumer, so a value read by every entry of a
-    53- or 541-entry output would be recomputed for each entry (``lax.optimization_barrier`` is dropped
-    on CPU). A reduction is not fused into its consumers: a sum with a zero row materialises the value.
-    """
-    def once(leaf: Array) -> Array:
-        value = leaf.astype(jnp.int32) if leaf.dtype == jnp.bool_ else leaf
-        value = jnp.sum(jnp.stack([value, jnp.zeros_like(value)]), axis=0)
-        return value.astype(leaf.dtype)
-
-    return jax.tree.map(once, tree)
-
-
-def _row(rows: Array, index: Array) -> Array:
-    """``rows[index]`` for a traced ``index`` into 4 rows, as selects (a vmapped gather is slow on CPU);
-    ``index`` -1 gives row 3, as numpy indexing does."""
-    return rows[index]
-
-
-def _rotated(rows: Array, me: Array) -> Array:
-    """The 4 rows (seats) of ``rows`` seen from ``me``: row ``r`` is seat ``(me + r) mod 4``'s."""
-    return rows[(me + SEATS) & 3]
-
-
 def _ratio(count: Array, scale: int, most: int) -> Array:
     """``count / scale`` (``0 <= count <= most``) as the encoder computes it: the float64 quotient rounded
     to float32. Exact as a product when ``scale`` is a power of two; otherwise looked up in a table, as XLA
@@ -506,15 +472,6 @@ def _ratio(count: Array, scale: int, most: int) -> Array:
         return count.astype(jnp.float32) * np.float32(1 / scale)
     table = (np.arange(most + 1, dtype=np.float64) / scale).astype(np.float32)
     return jnp.take(table, count, mode="clip")
-
-
-def _max4(values: Array) -> Array:
-    return jnp.maximum(jnp.maximum(values[0], values[1]), jnp.maximum(values[2], values[3]))
-
-
-def _sum4(values: Array) -> Array:
-    values = values.astype(jnp.int32)
-    return values[0] + values[1] + values[2] + values[3]
 
 
 def _or_rows(words: Array) -> Array:
@@ -539,145 +496,21 @@ def _card_words(cards: Array) -> Array:
     return jnp.where((cards >= 0) & (cards // HAND_SIZE == SUITS), 1 << (cards % HAND_SIZE), 0)
 
 
-# -- the observation (encoding.py's layout) ----------------------------------------------------------------
-
-#: the view numbers :meth:`Env._view` packs, in order, with their lengths
-VIEW_NUMBERS: tuple[tuple[str, int], ...] = (
-    ("hand", 4), ("trick", 4), ("trick_leader", 1), ("designated", 1), ("passed", 4), ("phase", 1),
-    ("acting", 1), ("led_suit", 1), ("trump_suit", 1), ("prev_led_suit", 1), ("prev_winning_rank", 1),
-    ("prev_trick", 4), ("prev_leader", 1), ("prev_winner", 1), ("prev_trump_suit", 1), ("dealer", 1),
-    ("tie_break", 1), ("played", 16), ("possible", 12),
-)
-#: the scaled counts it computes, in order, with their lengths
-VIEW_COUNTS: tuple[tuple[str, int], ...] = (
-    ("tricks_won", 4), ("scores", 4), ("trick_number", 1), ("hands_completed", 1), ("passes", 4),
-)
-BITS = 32  #: flags per packed word
-
-
-class _Plan(NamedTuple):
-    """Where every view number goes in the observation (``encoding``'s layout), for :func:`_encode`."""
-
-    numbers: tuple[str, ...]  #: the view numbers used, in packing order
-    one_hots: tuple[tuple[int, int, int], ...]  #: (first entry, size, number): entry ``first + number`` is 1
-    #: (none if the number is -1, or ``size`` or more: the over phase)
-    words: tuple[tuple[int, int], ...]  #: (first entry, number): the 13 bits of a suit word from there on
-    counts: tuple[tuple[int, int], ...]  #: (entry, count): a scaled count
-    size: int
-
-
-def _plan(full_recall: bool, void_inferences: bool) -> _Plan:
-    """The :class:`_Plan` of the observation under these options, block by block as ``encoding.LAYOUT``."""
-    used = {"played": full_recall, "possible": void_inferences}
-    numbers = tuple(name for name, _ in VIEW_NUMBERS if used.get(name, True))
-    number, at = {}, 0
-    for name, length in VIEW_NUMBERS:
-        if name in numbers:
-            number[name] = at
-            at += length
-    count, at = {}, 0
-    for name, length in VIEW_COUNTS:
-        count[name] = at
-        at += length
-    one_hots, words, counts = [], [], []
-    entry = 0
-
-    def one_hot(name: str, size: int, offset: int = 0) -> None:
-        nonlocal entry
-        one_hots.append((entry, size, number[name] + offset))
-        entry += size
-
-    def card_set(name: str, offset: int = 0) -> None:  # four suit words: 52 entries
-        nonlocal entry
-        words.extend((entry + HAND_SIZE * suit, number[name] + offset + suit) for suit in range(4))
-        entry += NUM_CARDS
-
-    def scaled(name: str, length: int) -> None:
-        nonlocal entry
-        counts.extend((entry + k, count[name] + k) for k in range(length))
-        entry += length
-
-    card_set("hand")
-    for r in range(NUM_PLAYERS):
-        one_hot("trick", NUM_CARDS, r)
-    one_hot("trick_leader", 4)
-    one_hot("designated", 4)
-    for r in range(NUM_PLAYERS):
-        one_hot("passed", 1, r)  # the flag as a one-hot of size 1: 0 (passed) or -1
-    one_hot("phase", 5)
-    for name in ("acting", "led_suit", "trump_suit", "prev_led_suit"):
-        one_hot(name, 4)
-    one_hot("prev_winning_rank", HAND_SIZE)
-    for r in range(NUM_PLAYERS):
-        one_hot("prev_trick", NUM_CARDS, r)
-    for name in ("prev_leader", "prev_winner", "prev_trump_suit"):
-        one_hot(name, 4)
-    scaled("tricks_won", 4)
-    scaled("scores", 4)
-    scaled("trick_number", 1)
-    one_hot("dealer", 4)
-    scaled("hands_completed", 1)
-    one_hot("tie_break", 1)
-    if full_recall:
-        for r in range(NUM_PLAYERS):
-            card_set("played", 4 * r)
-        scaled("passes", 4)
-    if void_inferences:
-        for r in range(NUM_PLAYERS - 1):
-            card_set("possible", 4 * r)
-    return _Plan(numbers, tuple(one_hots), tuple(words), tuple(counts), entry)
-
-
-def _encode(plan: _Plan, numbers: Array, counts: Array) -> Array:
-    """The observation of a view (``numbers``, ``counts``). Its flags are packed into 32-bit words first
-    (a few operations on a short vector per view number), then spread into floats in one regular step,
-    and the runs of scaled counts written over their entries (regular shapes keep XLA's loop vectorised:
-    a concatenation or a per-entry gather in it costs several times more)."""
-    rows = -(-plan.size // BITS)
-    row = np.arange(rows)
-    packed = jnp.zeros(rows, jnp.uint32)
-    for first, size, k in plan.one_hots:
-        value = numbers[k]
-        entry = first + value
-        shown = (value >= 0) & (value < size)
-        packed = packed | jnp.where((row == entry // BITS) & shown, jnp.uint32(1) << (entry % BITS), 0)
-    for first, k in plan.words:
-        word = numbers[k].astype(jnp.uint32)
-        shift = first % BITS
-        packed = packed | jnp.where(row == first // BITS, word << shift, 0)
-        if shift + HAND_SIZE > BITS:  # the word continues in the next row
-            packed = packed | jnp.where(row == first // BITS + 1, word >> (BITS - shift), 0)
-    packed = _computed_once(packed)
-    flags = jnp.where((packed[:, None] >> np.arange(BITS, dtype=np.uint32)) & 1 != 0, 1.0, 0.0)
-    observation = flags.reshape(-1)[:plan.size]
-    for first, stop in _runs([entry for entry, _ in plan.counts]):
-        scaled = counts[plan.counts[first][1]:plan.counts[stop - 1][1] + 1]
-        observation = jax.lax.dynamic_update_slice(observation, scaled, (plan.counts[first][0],))
-    return observation
-
-
-def _runs(entries: list[int]) -> list[tuple[int, int]]:
-    """``(first, stop)`` index ranges of the runs of consecutive ``entries``."""
-    runs, first = [], 0
-    for k in range(1, len(entries) + 1):
-        if k == len(entries) or entries[k] != entries[k - 1] + 1:
-            runs.append((first, k))
-            first = k
-    return runs
-
-
 # -- dealing (section 3) ------------------------------------------------------------------------------------------
 
 
-def _random_deal(words: Array) -> Array:
-    """Hand 1 of ``init`` (A4) from 52 random 32-bit ``words``, as ``[seat, suit]`` words: card ``c``'s key is
-    ``words[c]``; the cards of key ranks ``13 s .. 13 s + 12`` (ties by card index) go to seat ``s``.
-    The ranks are counted with one comparison per pair of cards, written as 52 vector steps that XLA fuses."""
-    card = jax.lax.iota(jnp.int32, NUM_CARDS)
+def _random_deal(words: Array, relabel: Array) -> Array:
+    """Hand 1 of ``init`` (A4) from 52 random 32-bit ``words`` and 6 random bits ``relabel``, as ``[seat, suit]``
+    words. Card ``c``'s sort key is the top 26 bits of ``words[c]`` above ``c XOR relabel`` (so keys differ),
+    and the cards of key ranks ``13 s .. 13 s + 12`` go to seat ``s``. Two cards tie on 26 bits with probability
+    below ``2e-5``; the relabelling orders such a pair either way with probability 1/2, so the deal is uniform
+    but for several ties at once (below ``1e-9``). The ranks are counted with one comparison per pair, as 52
+    vector steps that XLA fuses."""
+    keys = (words & ~np.uint32(63)) | (jax.lax.iota(jnp.uint32, NUM_CARDS) ^ relabel)
     rank = jnp.zeros(NUM_CARDS, jnp.int32)
     for other in range(NUM_CARDS):
-        rank = rank + (words[other] < words) + ((words[other] == words) & (card > other))
-    return _holding_words(_computed_once(rank // HAND_SIZE))
+        rank = rank + (keys[other] < keys)
+    return _holding_words(rank // HAND_SIZE)
 
 
 def _deck_deal(deck: Array, dealer: Array) -> Array:
@@ -725,7 +558,7 @@ def _hand_start(holdings: Array) -> dict[str, Array]:
     """R19 / A18: every per-hand field of a freshly dealt hand; the ``AS`` holder has the opening lead (R2);
     the deal of the hand after it starts."""
     has_ace = (holdings[:, SPADES] & ACE_BIT) != 0
-    ace_holder = jnp.where(has_ace[1], 1, 0) + jnp.where(has_ace[2], 2, 0) + jnp.where(has_ace[3], 3, 0)
+    ace_holder = jnp.argmax(has_ace).astype(jnp.int32)
     none4 = jnp.full(NUM_PLAYERS, NO_CARD, jnp.int32)
     zeros4 = jnp.zeros(NUM_PLAYERS, jnp.int32)
     no_cards = jnp.zeros((NUM_PLAYERS, 4), jnp.int32)
@@ -766,9 +599,9 @@ def _hand_start(holdings: Array) -> dict[str, Array]:
 def _terminal_rewards(final: Array, mode: str, hands_started: Array) -> Array:
     """Section 9 (``rules.terminal_rewards``)."""
     if mode == "margin":
-        return (final - _sum4(final) / NUM_PLAYERS) / (4 * hands_started)
-    top = final == _max4(final)
-    shared = _sum4(top)
+        return (final - jnp.sum(final) / NUM_PLAYERS) / (4 * hands_started)
+    top = final == jnp.max(final)
+    shared = jnp.sum(top)
     return jnp.where(top, (4 - shared) / (3 * shared), -1 / 3).astype(jnp.float32)
 
 
@@ -780,7 +613,7 @@ def _narrowed(limits: Array, trick: Array, leader: Array, led: Array, trump: Arr
     fixed_before = leader < 0  # no trick: nothing to learn
     for offset in range(1, NUM_PLAYERS):
         seat = (leader + offset) & 3
-        card = _row(trick, seat)
+        card = trick[seat]
         suit = card // HAND_SIZE
         off = ~fixed_before & (card >= 0) & (suit != led)
         fixes = suit == trump
@@ -797,7 +630,7 @@ def _possible_holdings(state: State, me: Array) -> Array:
     ``[seat, suit]`` words (the viewer's own row is not meaningful)."""
     trick_words = _or_rows(_card_words(state._trick))
     played = _or_rows(state._played)
-    seen = _row(state._holdings, me) | trick_words | played | _or_rows(_card_words(state._prev_trick))
+    seen = state._holdings[me] | trick_words | played | _or_rows(_card_words(state._prev_trick))
     unseen = FULL_WORD & ~seen
     limits = _narrowed(state._limits, state._trick, state._trick_leader, state._led_suit, state._trump_suit)
     # R2: AS stays with trick 1's D until played
