@@ -144,6 +144,7 @@ def _compare_chunk(env: CardEnv, episodes: list[_Episode], step: Any, observe_al
     longest = max(len(e.actions) for e in episodes)
     key = jax.random.PRNGKey(episodes[0].seed)
     jax_state = None
+    last_states: dict[int, Any] = {}  # the converted last state of each finished episode (it repeats)
     for t in range(longest + 1):
         live = [i for i, e in enumerate(episodes) if t < len(e.states)]
         expected = _expected([episodes[i].states[t] for i in live], env.num_players, env.num_actions)
@@ -151,7 +152,7 @@ def _compare_chunk(env: CardEnv, episodes: list[_Episode], step: Any, observe_al
         resync = [i for i in live if t > 0 and episodes[i].drew[t - 1]]
         converted = None
         if check_from_state or t == 0 or resync:
-            converted = env.from_states([e.states[min(t, len(e.states) - 1)] for e in episodes])
+            converted = _from_states(env, episodes, t, last_states)
         if t > 0:
             # the JAX step of the recorded action, from the JAX state of the step before
             actions = np.array([e.actions[t - 1] if t - 1 < len(e.actions) else 0 for e in episodes], np.int32)
@@ -167,6 +168,19 @@ def _compare_chunk(env: CardEnv, episodes: list[_Episode], step: Any, observe_al
             jax_state = converted
         if check_from_state:
             _check(report, "from_state", episodes, t, live, live, expected, converted, observe_all)
+
+
+def _from_states(env: CardEnv, episodes: list[_Episode], t: int, last_states: dict[int, Any]) -> Any:
+    """``env.from_states`` of every episode's state ``t`` (its last state once finished, converted once)."""
+    rows = []
+    for i, episode in enumerate(episodes):
+        if t < len(episode.states) - 1:
+            rows.append(env._converted(episode.states[t]))
+        else:
+            if i not in last_states:
+                last_states[i] = env._converted(episode.states[-1])
+            rows.append(last_states[i])
+    return env._finish_conversions(jax.tree.map(lambda *leaves: np.stack(leaves), *rows))
 
 
 def _check(report: Report, check: str, episodes: list[_Episode], t: int, live: list[int], compared: list[int],

@@ -107,6 +107,7 @@ from card_envs.revolution.rules import (
     OVER,
     PASS,
     TRICKS_TO_WIN_HAND,
+    RevolutionState,
     recall_limits,
 )
 
@@ -451,9 +452,11 @@ def _words(bits: int) -> list[int]:
 
 def _python_next_deal(py_state: GameState) -> list[int]:
     """The holdings (52-bit masks by seat) of the hand the Python state would deal next (R19): its
-    pending stacked deck, or the shuffle its generator draws next, from a clone (``py_state`` is untouched)."""
-    twin = py_state.clone()
-    dealer = (twin.dealer + 1) & 3
+    pending stacked deck, or the shuffle its generator draws next (from copies: ``py_state`` is untouched)."""
+    twin = RevolutionState.__new__(RevolutionState)  # just what RevolutionState._next_packets reads
+    twin.pending_decks = list(py_state.pending_decks)
+    py_state._copy_rng_to(twin)
+    dealer = (py_state.dealer + 1) & 3
     packets = twin._next_packets()
     holdings = [0] * NUM_PLAYERS
     for offset in range(NUM_PLAYERS):
