@@ -286,9 +286,15 @@ def test_scenario_13_series_and_tie_break_hand(reward_mode, returns):  # R15-R19
 
 @pytest.mark.parametrize(("max_steps", "returns"), [(4, [-1 / 3, -1 / 3, 1, -1 / 3]), (3, [0, 0, 0, 0])])
 def test_scenario_15_truncation(max_steps, returns):  # R23, A41
-    final, _ = replay({**DEAL_A_OPTIONS, "max_steps": max_steps}, DECK_A, SCENARIO_3_MOVES[:max_steps])
+    options = {**DEAL_A_OPTIONS, "max_steps": max_steps}
+    final, _ = replay(options, DECK_A, SCENARIO_3_MOVES[:max_steps])
     assert bool(final.truncated) and not bool(final.terminated) and int(final.current_player) == -1
     np.testing.assert_allclose(final.rewards, returns, atol=1e-6)
+    # a step after the end changes nothing and pays nothing (Pgx), though a truncated state's mask is empty
+    after = compiled(**options).step(final, jnp.int32(0), KEY)
+    assert bool(after.truncated) and not bool(after.terminated) and int(after.current_player) == -1
+    np.testing.assert_array_equal(after.rewards, [0, 0, 0, 0])
+    np.testing.assert_array_equal(after.observation, final.observation)
 
 
 # -- hidden state -------------------------------------------------------------------------------------------------

@@ -132,7 +132,10 @@ class CardEnv(pgx.Env):
 
     def _step_with_illegal_action(self, state: pgx.State, loser: jax.Array) -> pgx.State:
         rewards = jnp.zeros_like(state.rewards).at[loser].set(-1.0)
-        return state.replace(rewards=rewards, terminated=TRUE, current_player=jnp.int32(NO_PLAYER))
+        penalised = state.replace(rewards=rewards, terminated=TRUE, current_player=jnp.int32(NO_PLAYER))
+        # no seat was to act (loser -1): a step after the end, which changes nothing (Pgx). A truncated
+        # state's mask is empty, so Pgx's step calls this for it too.
+        return jax.tree.map(lambda bad, unchanged: jnp.where(loser >= 0, bad, unchanged), penalised, state)
 
     def step(self, state: pgx.State, action: jax.Array, key: jax.Array | None = None) -> pgx.State:
         """Pgx's step (illegal action and after-the-end handling), with the observation of
