@@ -328,6 +328,27 @@ def test_every_state_array_follows_the_python_engine(options):
                                            rtol=0, err_msg=name)
 
 
+@pytest.mark.parametrize("options", [VARIANTS[0], VARIANTS[1]],
+                         ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "default")
+def test_from_state_of_sampled_positions(options):
+    """Search players start from ``sample_hidden`` / ``determinize`` positions (hidden cards redealt,
+    anonymous trick records): ``from_state`` converts them too, and a JAX step from there is Python's step."""
+    engine = compiled(**options)
+    game = Revolution(**options)
+    rng = np.random.default_rng(5)
+    state = game.new_state(np.random.default_rng(5))
+    for _ in range(23):  # into trick 3 or later
+        legal = state.legal_actions()
+        state.apply(int(legal[rng.integers(len(legal))]))
+    player = state.current_player
+    for position in (state.sample_hidden(player, rng), game.determinize(state.view(player), rng)):
+        converted = engine.env.from_state(position)
+        assert_same(engine, converted, position)
+        move = int(position.legal_actions()[0])
+        position.apply(move)
+        assert_same(engine, engine.step(converted, jnp.int32(move), KEY), position)
+
+
 # -- deals ---------------------------------------------------------------------------------------------------------
 
 
