@@ -1,6 +1,6 @@
 """A trained model as a player: ``make_agent(game, "checkpoint:<path>", seed)``.
 
-Loads a checkpoint written by ``python -m train`` (format: ``train/checkpoint.py``) and plays its
+Loads a checkpoint written by ``python -m train`` (format and reader: ``agents/checkpoint_file.py``) and plays its
 policy network on the observation of its own seat's view, masked to the legal actions. It acts
 greedily (the most probable legal action) or samples from the masked softmax, as the training
 config's ``eval.deterministic`` says. A policy trained with an ``advisor`` gets its advice here
@@ -8,7 +8,7 @@ too: the player builds that agent and appends its choice to every observation. N
 torch is not imported.
 
 A checkpoint of another game, of an observation or action layout that differs from this
-card_envs version's, a corrupt or a missing file is a :class:`~train.checkpoint.CheckpointError`
+card_envs version's, a corrupt or a missing file is a :class:`~agents.checkpoint_file.CheckpointError`
 naming the file and what is wrong. Loaded files are cached (by path, size and modification time),
 so building one agent per game, as the match runner does, reads the file once.
 """
@@ -21,23 +21,35 @@ from functools import lru_cache
 import numpy as np
 
 from agents.base import Agent, Decision, advised_observation
+from agents.checkpoint_file import (
+    Checkpoint,
+    CheckpointError,
+    advisor_of,
+    check_game,
+    masked_choice,
+    read_checkpoint,
+)
 from card_envs.core.engine import Game
 from card_envs.core.errors import CardEnvsError
-from train.checkpoint import Checkpoint, CheckpointError, advisor_of, check_game, masked_choice, read_checkpoint
 
 PREFIX = "checkpoint:"
 
 
 class CheckpointAgent(Agent):
-    """The policy of a checkpoint as an :class:`~agents.base.Agent`."""
+    """The policy of a checkpoint as an :class:`~agents.base.Agent`.
 
-    def __init__(self, path: str, game: str, seed: int | None = None, *, deterministic: bool | None = None) -> None:
+    ``path`` names a checkpoint file; a :class:`~agents.checkpoint_file.Checkpoint` already in memory
+    (a ``zoo:`` entry) is passed as ``checkpoint``, with ``path`` and ``name`` saying where it came from.
+    """
+
+    def __init__(self, path: str, game: str, seed: int | None = None, *, deterministic: bool | None = None,
+                 checkpoint: Checkpoint | None = None, name: str | None = None) -> None:
         super().__init__(seed)
         self.path = path
-        self.checkpoint = load(path)
+        self.checkpoint = load(path) if checkpoint is None else checkpoint
         check_game(self.checkpoint, game, source=f"checkpoint {path!r}")
         self.game_name = game
-        self.name = f"{PREFIX}{path}"
+        self.name = name or f"{PREFIX}{path}"
         recorded = bool(self.checkpoint.meta["policy"].get("deterministic", True))
         self.deterministic = recorded if deterministic is None else deterministic
         self.net = self.checkpoint.policy

@@ -24,8 +24,9 @@ agent randomness       every agent is reseeded per (deal, lineup, seating, seat)
 ``--games``            total games, rounded up to whole deals (lineups x seatings games each).
 =====================  ================================================================================
 
-Results depend only on ``--seed`` (not on ``--workers`` or the chunking): games are played in
-deal chunks in parallel and consumed in deal order. An agent that returns an illegal action (or
+Results depend only on ``--seed`` (not on ``--workers``, ``--backend`` or the chunking): games are played
+in deal chunks in parallel, in local processes or on a Ray cluster (``--backend ray [--address ADDR]``,
+:mod:`agents.parallel`), and consumed in deal order. An agent that returns an illegal action (or
 raises) stops its lineup cleanly at that deal; the report names the agent, seat, action and state,
 and the rest of the tournament goes on. ``--sprt ELO0 ELO1`` (two agents) stops as soon as a
 fishtest-style GSPRT on per-deal head-to-head scores accepts H0 or H1. The statistics are in
@@ -43,7 +44,6 @@ import shlex
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -52,6 +52,7 @@ import numpy as np
 import card_envs
 from agents.base import Agent
 from agents.match import AgentError, ProgressBar, play_out
+from agents.parallel import BACKENDS, Backend
 from agents.registry import agent_names, make_agent
 from card_envs.core.engine import Game, GameState
 from card_envs.core.errors import CardEnvsError, ConfigError
@@ -234,6 +235,7 @@ class _Job:
     first: int
     last: int
     skip: frozenset[int]  #: lineups already stopped by an agent failure
+    save_games: str | None = None  #: write every game played to this directory (agents.saved_games)
 
 
 def _play_chunk(job: _Job) -> tuple[list[GameRecord], list[AgentFailure]]:
@@ -269,9 +271,23 @@ def _play_chunk(job: _Job) -> tuple[list[GameRecord], list[AgentFailure]]:
                 played.append(GameRecord(deal, lineup, permutation, seating, tuple(state.returns()),
                                          tuple(state.winners()), final_scores(state), len(state.history),
                                          bool(state.truncated), start))
+                if job.save_games:
+                    _save_game(job, state, seed_of_deal, seating, seeds, deal, lineup, permutation)
             else:
                 records.extend(played)  # a lineup's deal counts only when all its seatings finished
     return records, failures
+
+
+def _save_game(job: _Job, state: GameState, seed_of_deal: int, seating: Sequence[int], seeds: Sequence[int],
+               deal: int, lineup: int, permutation: int) -> None:
+    from agents.saved_games import file_name, save_played
+
+    labels = [job.contestants[index].label for index in seating]
+    save_played(job.save_games, file_name(job.game, f"s{job.seed}", f"deal{deal:06d}", f"lineup{lineup}",
+                                          f"seating{permutation}"), state, seed=seed_of_deal,
+                agents=[job.contestants[index].spec for index in seating], agent_seeds=seeds,
+                source={"tool": "agents.evaluate", "seed": job.seed, "deal": deal, "lineup": lineup,
+                        "seating": permutation, "labels": labels})
 
 
 def _seat_agents(job: _Job, cast: dict[tuple[int, int], Agent], seating: Sequence[int]) -> list[Agent]:
@@ -303,6 +319,8 @@ class Tournament:
     deals_played: int = 0
     sprt: SprtResult | None = None  #: the sequential test's result, when one ran
     command: str = ""
+    save_games: str | None = None  #: every game played is also written here (agents.saved_games)
+    backend: Backend = field(default_factory=Backend)  #: where chunks ran (results do not depend on it)
 
     @property
     def labels(self) -> list[str]:
@@ -315,9 +333,12 @@ class Tournament:
 
 def run_tournament(game: str, contestants: Sequence[Contestant | str], games: int, *, seed: int = 0,
                    config: Mapping[str, Any] | None = None, workers: int = 1, sprt: SprtSpec | None = None,
-                   progress: bool = False) -> Tournament:
+                   progress: bool = False, save_games: str | None = None, backend: str = "local",
+                   address: str | None = None) -> Tournament:
     """Play the tournament; see the module docstring. ``sprt``: an
-    :class:`agents.evaluation_stats.SprtSpec` (two agents), or None."""
+    :class:`agents.evaluation_stats.SprtSpec` (two agents), or None. ``save_games``: also write every
+    game played to this directory, one JSON file each (:mod:`agents.saved_games`). ``backend``/``address``:
+    where the chunks run (:mod:`agents.parallel`; the result does not depend on it)."""
     from agents.evaluation_stats import SequentialTest
 
     if games < 1:
@@ -330,7 +351,8 @@ def run_tournament(game: str, contestants: Sequence[Contestant | str], games: in
         raise ConfigError(f"the sequential test compares exactly two agents, got {len(cast)}: "
                           f"{', '.join(c.label for c in cast)}")
     schedule = Schedule.plan(len(cast), engine.num_players, games)
-    result = Tournament(game, config, cast, seed, workers, schedule)
+    result = Tournament(game, config, cast, seed, workers, schedule, save_games=save_games,
+                        backend=Backend(backend, workers, address))
     test = SequentialTest(sprt, schedule) if sprt is not None else None
     bar = ProgressBar(schedule.deals * schedule.games_per_deal, f"{game}: {len(cast)} agents", progress)
     stopped: dict[int, int] = {}
@@ -356,37 +378,20 @@ def run_tournament(game: str, contestants: Sequence[Contestant | str], games: in
 
 def _chunks_in_order(result: Tournament, stopped: dict[int, int]) -> Iterator[tuple[int, tuple[list, list]]]:
     """(games planned, chunk result) in deal order; the consumer may stop early (pending work is cancelled)."""
+    from agents.parallel import ordered_results
+
     schedule = result.schedule
     step = max(1, CHUNK_GAMES // schedule.games_per_deal)
     bounds = [(first, min(first + step, schedule.deals)) for first in range(0, schedule.deals, step)]
 
-    def job(first: int, last: int) -> _Job:
+    def job(index: int) -> _Job:
+        first, last = bounds[index]
         return _Job(result.game, result.config, result.contestants, schedule, result.seed, first, last,
-                    frozenset(stopped))
+                    frozenset(stopped), result.save_games)
 
-    if result.workers <= 1:
-        for first, last in bounds:
-            yield (last - first) * schedule.games_per_deal, _play_chunk(job(first, last))
-        return
-    with ProcessPoolExecutor(result.workers) as pool:
-        pending: dict[int, Future] = {}
-        done: dict[int, tuple[list, list]] = {}
-        submitted = consumed = 0
-        try:
-            while consumed < len(bounds):
-                while submitted < len(bounds) and len(pending) < 2 * result.workers:
-                    pending[submitted] = pool.submit(_play_chunk, job(*bounds[submitted]))
-                    submitted += 1
-                finished, _ = wait(pending.values(), return_when=FIRST_COMPLETED)
-                for index in [i for i, f in pending.items() if f in finished]:
-                    done[index] = pending.pop(index).result()
-                while consumed in done:
-                    first, last = bounds[consumed]
-                    yield (last - first) * schedule.games_per_deal, done.pop(consumed)
-                    consumed += 1
-        finally:
-            for future in pending.values():
-                future.cancel()
+    for index, chunk in ordered_results(_play_chunk, len(bounds), job, result.backend):
+        first, last = bounds[index]
+        yield (last - first) * schedule.games_per_deal, chunk
 
 
 def evaluate(game: str, contestants: Sequence[Contestant | str], games: int, **options: Any) -> Evaluation:
@@ -417,6 +422,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--games", type=int, default=10000, help="total games, rounded up to whole deals")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
+    parser.add_argument("--backend", choices=BACKENDS, default="local",
+                        help="where chunks of deals run: local processes (default) or ray (agents/parallel.py); "
+                             "the results are the same")
+    parser.add_argument("--address", help="--backend ray: the cluster to join (e.g. 127.0.0.1:6379); default: "
+                                          "start Ray here with --workers CPUs")
     parser.add_argument("--config", default="{}", help='game options as JSON, e.g. \'{"target_score": 100}\'')
     parser.add_argument("--out", metavar="PREFIX", help="write PREFIX.md, .csv, .json and .png")
     parser.add_argument("--sprt", nargs=2, type=float, metavar=("ELO0", "ELO1"),
@@ -425,6 +435,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--beta", type=float, default=0.05, help="SPRT false-negative rate (default 0.05)")
     parser.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--save-games", metavar="DIR",
+                        help="write every game played to DIR as JSON (seed, options, agents, actions); "
+                             "replay with python -m agents.play --replay FILE")
     args = parser.parse_args(argv)
     if args.games < 1:
         parser.error("--games must be at least 1")
@@ -441,7 +454,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sprt = SprtSpec(args.sprt[0], args.sprt[1], args.alpha, args.beta) if args.sprt else None
         specs = args.agents or agent_names(args.game)
         tournament = run_tournament(args.game, specs, args.games, seed=args.seed, config=config,
-                                    workers=args.workers, sprt=sprt, progress=not args.quiet)
+                                    workers=args.workers, sprt=sprt, progress=not args.quiet,
+                                    save_games=args.save_games, backend=args.backend, address=args.address)
     except ConfigError as error:  # bad agent spec, game option or SPRT parameter: nothing was played
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -184,24 +184,39 @@ def plot_png(evaluation: Evaluation, path: str) -> None:
     left.set_xlabel("openskill mu (95% interval)")
     left.set_title("Ratings (Plackett-Luce)")
     left.grid(axis="x", alpha=0.3)
+    draw_head_to_head(figure, right, labels, {(h.agent, h.opponent): h.score.value for h in evaluation.head_to_head})
+    figure.suptitle(f"{evaluation.game}: {evaluation.games} games, {evaluation.seats} seats")
+    save_figure(figure, path, dpi=110)
+
+
+def draw_head_to_head(figure: Any, axis: Any, labels: list[str], scores: dict[tuple[str, str], float]) -> None:
+    """The head-to-head matrix (``scores[row, column]``: the row agent's score) as a heat map on ``axis``."""
+    import numpy as np
+
+    n = len(labels)
     matrix = np.full((n, n), np.nan)
-    for h in evaluation.head_to_head:
-        matrix[labels.index(h.agent), labels.index(h.opponent)] = h.score.value
-    image = right.imshow(matrix, cmap="RdBu", vmin=0, vmax=1)
+    for (row, column), value in scores.items():
+        matrix[labels.index(row), labels.index(column)] = value
+    image = axis.imshow(matrix, cmap="RdBu", vmin=0, vmax=1)
     for i in range(n):
         for j in range(n):
             if not np.isnan(matrix[i, j]):
-                right.text(j, i, f"{matrix[i, j]:.2f}", ha="center", va="center",
-                           color="white" if abs(matrix[i, j] - 0.5) > 0.3 else "black")
-    right.set_xticks(range(n), labels, rotation=30, ha="right")
-    right.set_yticks(range(n), labels)
-    right.set_title("Head-to-head score (row vs column)")
-    figure.colorbar(image, ax=right, fraction=0.046)
-    figure.suptitle(f"{evaluation.game}: {evaluation.games} games, {evaluation.seats} seats")
+                axis.text(j, i, f"{matrix[i, j]:.2f}", ha="center", va="center", fontsize=8 if n > 6 else None,
+                          color="white" if abs(matrix[i, j] - 0.5) > 0.3 else "black")
+    axis.set_xticks(range(n), labels, rotation=30, ha="right")
+    axis.set_yticks(range(n), labels)
+    axis.set_title("Head-to-head score (row vs column)")
+    figure.colorbar(image, ax=axis, fraction=0.046)
+
+
+def save_figure(figure: Any, path: str, *, dpi: int) -> None:
+    """Lay out, render to PNG and write atomically; the figure is closed."""
+    import matplotlib.pyplot as plt
+
     figure.tight_layout()
     image = io.BytesIO()
     try:
-        figure.savefig(image, format="png", dpi=110)
+        figure.savefig(image, format="png", dpi=dpi)
     finally:
         plt.close(figure)
     write_atomically(path, image.getvalue())

@@ -314,7 +314,8 @@ class SequentialTest:
         for deal in sorted(by_deal):
             if failed_at is not None and deal >= failed_at:
                 break
-            points = sum(point if a == 0 else 1 - point for r in by_deal[deal] for a, _b, point in pair_points(r))
+            # agent 0's points against agent 1 (other pairs of a larger field, as when placing on a ladder, aside)
+            points = sum(point for r in by_deal[deal] for a, b, point in pair_points(r) if (a, b) == (0, 1))
             self.counts[int(round(2 * points))] += 1
             self.deals += 1
             self.llr = gsprt_llr(self.counts, self.values, logistic_score(self.spec.elo0),

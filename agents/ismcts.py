@@ -168,6 +168,18 @@ HANDS: dict[str, Callable[[Any], int]] = {
     "revolution_v0": lambda state: state.hand_number,  # R15: a series of hands, scored after each
 }
 
+#: search options per game (``benchmarks/ismcts_strength.py`` and the ladder's search players, ``agents.ladder``),
+#: chosen with short sweeps (see the issue note): plain SO-ISMCTS with random
+#: rollouts where that suffices, a depth cap with the card-share evaluation for long Battlecards games,
+#: and the strongest heuristic as rollout policy and opponent model where random rollouts say little;
+#: for Revolution, every root move compared on the same deals to the end of the hand, everyone playing
+#: on as the counting player (a deeper tree of its own moves, or UCB at the root, did worse)
+GAME_OPTIONS: dict[str, str] = {
+    "revolutionary_war_v0": "c=1,rollout=random",
+    "revolution_v0": "c=1,rollout=heuristic:counting,opponents=policy,root=cycle,tree=1,horizon=hand,eval=material",
+    "battlecards_v0": "c=1,depth=40,eval=material",
+    "bloodlines_v0": "c=1,rollout=heuristic:defender,opponents=policy",
+}
 _EVALS = ("returns", "material")
 _OPPONENTS = ("tree", "policy")
 _ROOTS = ("ucb", "cycle")

@@ -9,6 +9,9 @@ of ``B``). ``A`` sits in every seat equally often, and each deal is replayed onc
 the best result (R16 of each game); shared wins count for every sharer. Intervals are Wilson
 score intervals; a fair share for ``A`` is ``1/N``.
 
+``--save-games DIR`` also writes every game as JSON (seed, agents, actions; :mod:`agents.saved_games`);
+``python -m agents.play --replay FILE`` steps through one.
+
 Deterministic for a given ``--seed`` whatever ``--workers``. The full evaluation harness,
 ``python -m agents.evaluate`` (duplicate permutations, ratings, SPRT), builds on :func:`play_out`.
 """
@@ -32,6 +35,7 @@ from scipy.stats import binomtest
 import card_envs
 from agents.base import Agent, Decision
 from agents.registry import agent_names, make_agent
+from agents.saved_games import file_name, save_played
 from card_envs.core.engine import Game, GameState
 from card_envs.core.errors import IllegalActionError
 
@@ -125,7 +129,7 @@ def wilson(successes: int, trials: int) -> tuple[float, float]:
 
 
 def _chunk(args: tuple) -> tuple[int, int, int, int, int, float]:
-    name, config, agent_spec, opponent_spec, seed, first, last = args
+    name, config, agent_spec, opponent_spec, seed, first, last, save_games = args
     game = card_envs.make_game(name, **config)
     seats = game.num_players
     wins = shared = opponent_wins = nobody = 0
@@ -139,6 +143,11 @@ def _chunk(args: tuple) -> tuple[int, int, int, int, int, float]:
         ]
         deal_seed = int(np.random.SeedSequence([seed, deal]).generate_state(1)[0])
         state = play_game(game, lineup, deal_seed)
+        if save_games:
+            specs = [agent_spec if s == rotation else opponent_spec for s in range(seats)]
+            save_played(save_games, file_name(name, f"s{seed}", agent_spec, "vs", opponent_spec, f"{k:06d}"), state,
+                        seed=deal_seed, agents=specs, agent_seeds=[int(streams[s]) for s in range(seats)],
+                        source={"tool": "agents.match", "seed": seed, "deal": deal, "rotation": rotation})
         winners = state.winners()
         if rotation in winners:
             wins += 1
@@ -152,8 +161,9 @@ def _chunk(args: tuple) -> tuple[int, int, int, int, int, float]:
 
 
 def contest(name: str, agent: str, opponent: str, games: int, *, seed: int = 0, config: dict | None = None,
-            workers: int = 1, progress: bool = True) -> ContestResult:
-    """Play ``games`` games (rounded up to a multiple of the seat count) of ``agent`` against ``opponent``."""
+            workers: int = 1, progress: bool = True, save_games: str | None = None) -> ContestResult:
+    """Play ``games`` games (rounded up to a multiple of the seat count) of ``agent`` against ``opponent``;
+    ``save_games``: also write every game to this directory (:mod:`agents.saved_games`)."""
     config = dict(config or {})
     game = card_envs.make_game(name, **config)
     seats = game.num_players
@@ -161,7 +171,8 @@ def contest(name: str, agent: str, opponent: str, games: int, *, seed: int = 0, 
         make_agent(name, spec)  # fail fast on an unknown spec
     games = -(-games // seats) * seats
     step = max(seats, (games // (8 * max(workers, 1)) // seats) * seats) or seats
-    jobs = [(name, config, agent, opponent, seed, first, min(first + step, games)) for first in range(0, games, step)]
+    jobs = [(name, config, agent, opponent, seed, first, min(first + step, games), save_games)
+            for first in range(0, games, step)]
     totals = [0, 0, 0, 0, 0, 0.0]
     bar = ProgressBar(games, f"{agent} vs {opponent}", progress)
     if workers > 1:
@@ -203,12 +214,12 @@ class ProgressBar:
 
 
 def round_robin(name: str, agents: Sequence[str], games: int, *, seed: int = 0, config: dict | None = None,
-                workers: int = 1, progress: bool = True) -> list[ContestResult]:
+                workers: int = 1, progress: bool = True, save_games: str | None = None) -> list[ContestResult]:
     """Every ordered-by-list pair ``(a, b)``, ``a`` listed first, as :func:`contest`."""
     results = []
     for index, (a, b) in enumerate(itertools.combinations(agents, 2)):
         results.append(contest(name, b, a, games, seed=seed + index, config=config, workers=workers,
-                               progress=progress))
+                               progress=progress, save_games=save_games))
     return results
 
 
@@ -254,6 +265,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--config", default="{}", help='game options as JSON, e.g. \'{"target_score": 100}\'')
     parser.add_argument("--out", help="also write the table (.md) and rows (.json) under this path prefix")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--save-games", metavar="DIR",
+                        help="write every game to DIR as JSON (seed, options, agents, actions); "
+                             "replay with python -m agents.play --replay FILE")
     args = parser.parse_args(argv)
     if args.games < 1:
         parser.error("--games must be at least 1")
@@ -262,7 +276,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if len(agents) < 2:
         parser.error("need at least two agents")
     results = round_robin(args.game, agents, args.games, seed=args.seed, config=config, workers=args.workers,
-                          progress=not args.quiet)
+                          progress=not args.quiet, save_games=args.save_games)
     table = format_table(results)
     print(f"{args.game} {config or ''}: {args.games} games per pair, seats rotated, seed {args.seed}\n")
     print(table)

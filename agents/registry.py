@@ -3,7 +3,8 @@
 Names: ``random`` (any game) and ``heuristic:<name>`` for the rule-based players a game's module
 ``agents/<game>.py`` lists in its ``AGENTS`` dict (weakest first; ``STRONGEST`` names the best), and
 ``ismcts[:key=value,...]``, the search player of ``agents/ismcts.py`` (e.g. ``ismcts:sims=400,rollout=random``),
-and ``checkpoint:<path>``, a model trained by ``python -m train`` (``agents/checkpoint.py``).
+and ``checkpoint:<path>``, a model trained by ``python -m train`` (``agents/checkpoint.py``), and
+``zoo:<game>/<name>``, a trained model shipped with the package (``agents/zoo``; ``python -m agents.zoo`` lists them).
 """
 
 from __future__ import annotations
@@ -57,9 +58,13 @@ def make_agent(game: str, spec: str, seed: int | None = None) -> Agent:
         from agents.checkpoint import make_checkpoint_agent
 
         return make_checkpoint_agent(game, spec, seed)
+    if kind == "zoo":  # a shipped trained model (agents/zoo); numpy only
+        from agents.zoo import make_zoo_agent
+
+        return make_zoo_agent(game, spec, seed)
     if kind == "heuristic":
         agents = heuristic_agents(game)
         if name in agents:
             return agents[name](seed)
     raise ConfigError(f"unknown agent {spec!r} for {game}; known: {', '.join(agent_names(game))}, "
-                      "ismcts[:key=value,...], checkpoint:<path>")
+                      "ismcts[:key=value,...], checkpoint:<path>, zoo:<game>/<name>")

@@ -21,7 +21,8 @@ Written (each to a temporary file renamed into place), under ``--out`` (default 
                                the game-length histogram
 =============================  ===============================================================
 
-Deterministic for a given ``--seed`` whatever ``--workers``.
+Deterministic for a given ``--seed`` whatever ``--workers`` or ``--backend`` (``ray [--address ADDR]``: chunks of
+games as Ray tasks, ``agents/parallel.py``).
 """
 
 from __future__ import annotations
@@ -35,7 +36,6 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,7 @@ import numpy as np
 
 import card_envs
 from agents.match import ProgressBar, play_game, wilson
+from agents.parallel import BACKENDS, Backend, ordered_results
 from agents.registry import make_agent, strongest_heuristic
 from benchmarks.throughput import add_output_arguments, machine_description, output_dir, write_atomic
 
@@ -75,23 +76,18 @@ def play_chunk(job: tuple[str, str, int, int, int]) -> list[tuple[int, int, int,
     return records
 
 
-def play_all(agent: str, games: int, seed: int, workers: int, progress: bool) -> dict[str, list[tuple]]:
-    """``games`` games (rounded up to even) for each ordered pair."""
+def play_all(agent: str, games: int, seed: int, workers: int, progress: bool,
+             backend: Backend | None = None) -> dict[str, list[tuple]]:
+    """``games`` games (rounded up to even) for each ordered pair; chunks run on ``backend`` (default local
+    processes, ``workers`` of them; ``agents/parallel.py``), the games do not depend on it."""
     games += games % 2
     chunk = max(2, (games // 8) // 2 * 2)
     jobs = [(agent, pair, seed, first, min(first + chunk, games)) for pair in PAIRS for first in range(0, games, chunk)]
     records: dict[str, list[tuple]] = {pair: [] for pair in PAIRS}
     bar = ProgressBar(games * len(PAIRS), f"{agent} self-play, 12 suit pairs", progress)
-    if workers > 1:
-        with ProcessPoolExecutor(workers) as pool:
-            for job, part in zip(jobs, pool.map(play_chunk, jobs), strict=True):
-                records[job[1]].extend(part)
-                bar.update(len(part))
-    else:
-        for job in jobs:
-            part = play_chunk(job)
-            records[job[1]].extend(part)
-            bar.update(len(part))
+    for index, part in ordered_results(play_chunk, len(jobs), jobs.__getitem__, backend or Backend("local", workers)):
+        records[jobs[index][1]].extend(part)
+        bar.update(len(part))
     bar.close()
     return records
 
@@ -343,6 +339,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--games", type=int, default=2000, help="games per ordered suit pair (default 2000)")
     parser.add_argument("--agent", default=strongest_heuristic(GAME), help="agent spec for both seats")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--backend", choices=BACKENDS, default="local",
+                        help="where chunks of games run: local processes (default) or ray (agents/parallel.py)")
+    parser.add_argument("--address", help="--backend ray: the cluster to join (default: start Ray here)")
     parser.add_argument("--seed", type=int, default=0)
     add_output_arguments(parser)
     args = parser.parse_args(argv)
@@ -356,7 +355,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args = parse_args(argv)
     out_dir = output_dir(args)
     start = time.perf_counter()
-    records = play_all(args.agent, args.games, args.seed, args.workers, not args.quiet)
+    records = play_all(args.agent, args.games, args.seed, args.workers, not args.quiet,
+                       Backend(args.backend, args.workers, args.address))
     settings = {"agent": args.agent, "games_per_pair": len(records[PAIRS[0]]), "seed": args.seed,
                 "workers": args.workers, "config": {}}
     report = build_report(records, settings, time.perf_counter() - start)

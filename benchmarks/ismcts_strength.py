@@ -2,6 +2,7 @@
 
     python -m benchmarks.ismcts_strength --games-per-point 300 --workers 2
     python -m benchmarks.ismcts_strength --game revolutionary_war_v0 --budgets 25 100 400
+    python -m benchmarks.ismcts_strength --budgets 1600 --backend ray --address 127.0.0.1:6379   # on a Ray cluster
 
 For every game (``--game``, default every registered one) and every simulation budget it plays
 ``ismcts:sims=<budget>,<game options>`` against a field of the game's strongest rule-based player
@@ -28,27 +29,16 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 import numpy as np
 
 import card_envs
-from agents.ismcts import ISMCTSAgent
+from agents.ismcts import GAME_OPTIONS, ISMCTSAgent
 from agents.match import play_game, wilson, write_atomically
+from agents.parallel import BACKENDS, Backend, ordered_results
 from agents.registry import make_agent, strongest_heuristic
 
-#: search options per game, chosen with short sweeps (see the issue note): plain SO-ISMCTS with random
-#: rollouts where that suffices, a depth cap with the card-share evaluation for long Battlecards games,
-#: and the strongest heuristic as rollout policy and opponent model where random rollouts say little;
-#: for Revolution, every root move compared on the same deals to the end of the hand, everyone playing
-#: on as the counting player (a deeper tree of its own moves, or UCB at the root, did worse)
-GAME_OPTIONS: dict[str, str] = {
-    "revolutionary_war_v0": "c=1,rollout=random",
-    "revolution_v0": "c=1,rollout=heuristic:counting,opponents=policy,root=cycle,tree=1,horizon=hand,eval=material",
-    "battlecards_v0": "c=1,depth=40,eval=material",
-    "bloodlines_v0": "c=1,rollout=heuristic:defender,opponents=policy",
-}
 DEFAULT_BUDGETS = (25, 100, 400)
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
@@ -88,8 +78,9 @@ def _chunk(job: tuple) -> dict[str, float]:
 
 
 def measure(name: str, spec: str, games: int, *, opponent: str | None = None, config: dict | None = None,
-            seed: int = 0, workers: int = 1) -> dict[str, Any]:
-    """One point of the curve: ``spec`` against a field of ``opponent`` over ``games`` games."""
+            seed: int = 0, workers: int = 1, backend: Backend | None = None) -> dict[str, Any]:
+    """One point of the curve: ``spec`` against a field of ``opponent`` over ``games`` games (chunks run on
+    ``backend``, default local processes; the games do not depend on it)."""
     config = dict(config or {})
     game = card_envs.make_game(name, **config)
     seats = game.num_players
@@ -100,11 +91,8 @@ def measure(name: str, spec: str, games: int, *, opponent: str | None = None, co
     step = max(seats, (games // (4 * max(workers, 1)) // seats) * seats)
     jobs = [(name, config, spec, opponent, seed, first, min(first + step, games)) for first in range(0, games, step)]
     start = time.perf_counter()
-    if workers > 1:
-        with ProcessPoolExecutor(workers) as pool:
-            parts = list(pool.map(_chunk, jobs))
-    else:
-        parts = [_chunk(job) for job in jobs]
+    backend = backend or Backend("local", workers)
+    parts = [part for _, part in ordered_results(_chunk, len(jobs), jobs.__getitem__, backend)]
     wall = time.perf_counter() - start
     totals = {key: sum(part[key] for part in parts) for key in parts[0]}
     played = int(totals["games"])
@@ -182,6 +170,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--config", default="{}", help="game options as JSON")
     parser.add_argument("--games-per-point", type=int, default=300)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--backend", choices=BACKENDS, default="local",
+                        help="where chunks of games run: local processes (default) or ray (agents/parallel.py)")
+    parser.add_argument("--address", help="--backend ray: the cluster to join (default: start Ray here)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=RESULTS, help="folder of ismcts_strength.md/.json (default: results/)")
     args = parser.parse_args(argv)
@@ -194,7 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for budget in args.budgets:
             spec = f"ismcts:sims={budget}" + (f",{options}" if options else "")
             row = measure(name, spec, args.games_per_point, opponent=args.opponent, config=config, seed=args.seed,
-                          workers=args.workers)
+                          workers=args.workers, backend=Backend(args.backend, args.workers, args.address))
             rows.append(row)
             print(f"{name} {spec} vs {row['opponent']}: {row['win_rate']:.3f} [{row['ci_low']:.3f}, "
                   f"{row['ci_high']:.3f}] over {row['games']} games, {row['cpu_ms_per_search']:.1f} CPU ms/move, "

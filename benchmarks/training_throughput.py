@@ -1,10 +1,12 @@
-"""Env steps/s during MaskablePPO training, for every game, against the zero-cost ceiling, in one run.
+"""Decisions/s during training, for every game: MaskablePPO (SB3) and the JAX trainer, each against its
+zero-cost ceiling, in one run.
 
 Run from the repository root::
 
     python -m benchmarks.training_throughput                  # 5 repeats x 4 rollouts per row
     python -m benchmarks.training_throughput --quick          # smoke run, writes results/quick/
     python -m benchmarks.training_throughput --games revolutionary_war_v0 --repeats 3
+    python -m benchmarks.training_throughput --backends jax   # only the JAX trainer's rows
 
 =====================  ==================================================================================
 row                    what is timed
@@ -32,6 +34,23 @@ worker process while this one trains, and its ceiling runs the same two processe
 in the worker. This process's CPU time then leaves the envs out, so such a row is judged on wall time
 (run it on a quiet machine), and its *env step* part is this process waiting for the worker's rollout.
 
+The JAX trainer (``backend: jax``, ``train/jax_ppo.py``; ``--backends`` picks which trainers run, default
+both) adds, per game with a committed ``configs/<game>_jax.yaml`` and a JAX engine:
+
+=========================  ================================================================================
+row                        what is timed
+=========================  ================================================================================
+``<game> jax``             one call of the jitted loop (``jax.updates_per_call`` whole PPO updates: acting
+                           with the learner and every opponent, the engine's steps and resets, GAE, the
+                           epochs, snapshots) of the committed JAX config on ``card_envs.jax.make(game)``
+``<game> jax ceiling``     the same loop on ``train.jax_zero_cost.ZeroCostEnv`` of the game's shapes and mean
+                           episode length (measured in the warm-up call, in decisions of every seat)
+=========================  ================================================================================
+
+A decision is one learner decision, as for SB3. Compilation happens in the warm-up call and is reported
+apart. The JAX rows are judged against the issue's targets: at least 50,000 decisions/s, and at least
+10 times the SB3 trainer's rate of the same game measured in the same run.
+
 Results: ``results/training_throughput.md`` and ``.json``, each written to a temporary file and renamed.
 """
 
@@ -52,11 +71,14 @@ from gymnasium import spaces
 
 import card_envs
 from benchmarks.throughput import machine_description, machine_lines, output_dir, run_stamp, select_games, write_atomic
+from card_envs.core.errors import ConfigError
 from train.async_rollouts import RolloutWorkerEnv
 from train.config import TrainConfig, load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET = 0.75
+JAX_TARGET = 50_000  #: decisions/s of the JAX trainer (issue 24)
+JAX_OVER_SB3 = 10.0  #: and this many times the SB3 trainer's, same game, same run
 
 
 class ZeroCostEnv(gymnasium.Env):
@@ -219,11 +241,126 @@ def measure(games: Sequence[str], repeats: int, rollouts: int) -> list[dict[str,
     return results
 
 
+def jax_config_path(game: str) -> Path:
+    return ROOT / "configs" / f"{game.rsplit('_v', 1)[0]}_jax.yaml"
+
+
+class JaxRow:
+    """One JAX trainer setup (real engine or zero-cost ceiling), warmed up, and its timed samples."""
+
+    def __init__(self, config: TrainConfig, env: Any, label: str) -> None:
+        import jax
+
+        from train.jax_ppo import JaxPPO, planned_updates
+
+        self.label, self.config = label, config
+        self.trainer = JaxPPO(config, env)
+        self.per_call = config.jax.updates_per_call
+        self.total = jax.numpy.int32(planned_updates(config))
+        started = time.perf_counter()
+        self.runner = jax.block_until_ready(self.trainer.init(jax.random.PRNGKey(config.seed)))
+        self.runner, stats = self.trainer.run_updates(self.runner, self.total, self.per_call)
+        stats = jax.device_get(stats)
+        self.compile_s = time.perf_counter() - started
+        episodes = float(stats["episodes"].sum())
+        self.episode_length = float(stats["finished_lengths"].sum()) / episodes if episodes else 0.0
+        self.samples: list[dict[str, float]] = []
+
+    def run(self) -> dict[str, float]:
+        import jax
+
+        wall, cpu = time.perf_counter(), time.process_time()
+        self.runner, stats = self.trainer.run_updates(self.runner, self.total, self.per_call)
+        jax.block_until_ready(self.runner)
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        done = self.per_call * self.config.ppo.n_steps * self.config.n_envs
+        sample = {"steps": done, "wall_s": wall, "cpu_s": cpu, "steps_per_s": done / wall,
+                  "steps_per_cpu_s": done / cpu}
+        self.samples.append(sample)
+        return sample
+
+
+def measure_jax(games: Sequence[str], repeats: int, sb3_rates: dict[str, float]) -> list[dict[str, Any]]:
+    """The JAX trainer's rows: each game's committed JAX config on its engine and on the zero-cost env."""
+    from train.jax_zero_cost import ZeroCostEnv
+
+    results = []
+    for game in games:
+        path = jax_config_path(game)
+        if not path.exists():
+            results.append({"game": game, "skipped": f"no committed JAX config ({path.relative_to(ROOT)})"})
+            continue
+        config = load_config(path)
+        try:
+            from card_envs import jax as card_envs_jax
+
+            env = card_envs_jax.make(game, **config.env_options)
+        except ConfigError as error:  # no JAX engine (yet) for this game
+            results.append({"game": game, "skipped": str(error)})
+            continue
+        real = JaxRow(config, env, f"{game} jax")
+        ceiling = JaxRow(config, ZeroCostEnv.like(env, max(1, round(real.episode_length))), f"{game} jax ceiling")
+        for repeat in range(repeats):
+            for row in (real, ceiling):
+                sample = row.run()
+                print(f"[{repeat + 1}/{repeats}] {row.label:<32} {sample['steps_per_s']:>9,.0f} steps/s  "
+                      f"(CPU time: {sample['steps_per_cpu_s']:,.0f} steps/s)", file=sys.stderr, flush=True)
+        rates = spread([s["steps_per_s"] for s in real.samples])
+        over_sb3 = rates["median"] / sb3_rates[game] if game in sb3_rates else None
+        results.append({
+            "game": game, "config": str(path.relative_to(ROOT)),
+            "setup": {"n_envs": config.n_envs, "n_steps": config.ppo.n_steps, "batch_size": config.ppo.batch_size,
+                      "n_epochs": config.ppo.n_epochs, "net_arch": config.ppo.net_arch, "network": config.jax.network,
+                      "updates_per_call": config.jax.updates_per_call, "pool": config.pool.weights,
+                      "advisor": config.advisor, "active_snapshots": config.jax.active_snapshots,
+                      "steps_per_sample": real.samples[0]["steps"],
+                      "mean_episode_decisions": round(real.episode_length, 1), "players": env.num_players},
+            "compile_s": {"game": real.compile_s, "ceiling": ceiling.compile_s},
+            "training_steps_per_s": rates,
+            "ceiling_steps_per_s": spread([s["steps_per_s"] for s in ceiling.samples]),
+            "training_steps_per_cpu_s": spread([s["steps_per_cpu_s"] for s in real.samples]),
+            "ratio": spread([r["steps_per_s"] / c["steps_per_s"]
+                             for r, c in zip(real.samples, ceiling.samples, strict=True)]),
+            "over_sb3": over_sb3,
+            "meets_target": rates["median"] >= JAX_TARGET and (over_sb3 is None or over_sb3 >= JAX_OVER_SB3),
+            "samples": {"training": real.samples, "ceiling": ceiling.samples},
+        })
+    return results
+
+
+def render_jax(results: list[dict[str, Any]]) -> list[str]:
+    lines = ["", "## The JAX trainer (backend: jax)", "",
+             f"One call of the jitted loop per sample (whole PPO updates: acting, engine, opponents, GAE, epochs), "
+             f"round-robin with its zero-cost ceiling. Targets (issue 24): at least {JAX_TARGET:,} decisions/s and "
+             f"at least {JAX_OVER_SB3:g} times the SB3 trainer's rate of the same game in this run (*x SB3*). "
+             "Compile: the warm-up call (compilation plus one call), not part of the rates.", "",
+             "| game | config | training steps/s | ceiling steps/s | ratio | x SB3 | meets target | "
+             "compile s | players | mean episode decisions | net | envs x steps | epochs | pool |",
+             "|---|---|---:|---:|---:|---:|---|---:|---:|---:|---|---|---:|---|"]
+    for r in results:
+        if "skipped" in r:
+            lines.append(f"| {r['game']} | skipped: {r['skipped']} |  |  |  |  |  |  |  |  |  |  |  |  |")
+            continue
+        s = r["setup"]
+        pool = ", ".join(f"{k} {v:g}" for k, v in s["pool"].items())
+        over = "-" if r["over_sb3"] is None else f"{r['over_sb3']:.1f}"
+        lines.append(f"| {r['game']} | {r['config']} | {_cell(r['training_steps_per_s'])} | "
+                     f"{_cell(r['ceiling_steps_per_s'])} | {_cell(r['ratio'], 2)} | {over} | "
+                     f"{'yes' if r['meets_target'] else 'no'} | {r['compile_s']['game']:.0f} | {s['players']} | "
+                     f"{s['mean_episode_decisions']} | {s['net_arch']} {s['network']} | {s['n_envs']} x {s['n_steps']} "
+                     f"| {s['n_epochs']} | {pool} |")
+    return lines
+
+
 def _cell(values: dict[str, float], digits: int = 0) -> str:
     return f"{values['median']:,.{digits}f} ({values['min']:,.{digits}f}-{values['max']:,.{digits}f})"
 
 
 def render_markdown(report: dict[str, Any]) -> str:
+    if not report["results"]:
+        return "\n".join(["# Training throughput", "", f"Generated by `{report['command']}` on {report['date']}.",
+                          *render_jax(report.get("jax", [])), "", "## Machine", "",
+                          *machine_lines(report["machine"])]) + "\n"
     lines = [
         "# Training throughput: MaskablePPO on each game against the zero-cost ceiling", "",
         f"Generated by `{report['command']}` on {report['date']}. {report['settings']['repeats']} repeats per row, "
@@ -281,6 +418,8 @@ def render_markdown(report: dict[str, Any]) -> str:
                      f"{s['batch_size']} | "
                      f"{s['n_epochs']} | {s['net_arch']} | {s['torch_threads']} | {pool} | "
                      f"{s['mean_episode_length']} | {s['steps_per_sample']:,} |")
+    if report.get("jax"):
+        lines += render_jax(report["jax"])
     lines += ["", "## Machine", ""]
     lines += machine_lines(report["machine"])
     return "\n".join(lines) + "\n"
@@ -293,19 +432,30 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--rollouts", type=int, default=4, help="rollouts timed per sample (default 4)")
     parser.add_argument("--quick", action="store_true", help="1 repeat of 1 rollout, written to results/quick/")
     parser.add_argument("--out", type=Path, help="output folder (default benchmarks/results)")
+    parser.add_argument("--backends", default="sb3,jax", help="comma-separated trainers to time: sb3, jax")
     args = parser.parse_args(argv)
     games = select_games(args.games)
+    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    if not backends or set(backends) - {"sb3", "jax"}:
+        raise SystemExit(f"--backends: give sb3, jax or both, got {args.backends!r}")
     repeats, rollouts = (1, 1) if args.quick else (args.repeats, args.rollouts)
     out = output_dir(args)
     machine = machine_description()
-    results = measure(games, repeats, rollouts)
+    results = measure(games, repeats, rollouts) if "sb3" in backends else []
+    sb3_rates = {r["game"]: r["training_steps_per_s"]["median"] for r in results}
+    jax_results = measure_jax(games, repeats, sb3_rates) if "jax" in backends else []
     machine["load_average_at_end"] = machine_description()["load_average_at_start"]
-    machine["torch"] = __import__("torch").__version__
-    machine["stable_baselines3"] = __import__("stable_baselines3").__version__
-    machine["sb3_contrib"] = __import__("sb3_contrib").__version__
+    if "sb3" in backends:
+        machine["torch"] = __import__("torch").__version__
+        machine["stable_baselines3"] = __import__("stable_baselines3").__version__
+        machine["sb3_contrib"] = __import__("sb3_contrib").__version__
+    if "jax" in backends:
+        machine["jax"] = __import__("jax").__version__
+        machine["optax"] = __import__("optax").__version__
     report = {**run_stamp("benchmarks.training_throughput", argv),
-              "settings": {"repeats": repeats, "rollouts": rollouts, "target": TARGET},
-              "machine": machine, "results": results}
+              "settings": {"repeats": repeats, "rollouts": rollouts, "target": TARGET, "jax_target": JAX_TARGET,
+                           "jax_over_sb3": JAX_OVER_SB3, "backends": backends},
+              "machine": machine, "results": results, "jax": jax_results}
     write_atomic(out / "training_throughput.json", json.dumps(report, indent=2) + "\n")
     write_atomic(out / "training_throughput.md", render_markdown(report))
     print(render_markdown(report))

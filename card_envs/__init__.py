@@ -3,8 +3,11 @@
 >>> import card_envs
 >>> env = card_envs.make("revolutionary_war_v0")      # same as revolutionary_war_v0.env()
 >>> game = card_envs.make_game("revolutionary_war_v0")  # the rules engine alone
+>>> import gymnasium
+>>> env = gymnasium.make("card_envs/Battlecards-v0", num_players=3)  # the single-agent view
 
-``ENV_NAMES`` lists the registered environments. Importing this package never imports torch.
+``ENV_NAMES`` lists the registered environments; ``GYM_IDS`` the Gymnasium ids registered on import
+(:mod:`card_envs.registration`). Importing this package never imports torch, nor the games themselves.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import importlib
 from typing import Any
 
 from card_envs.core.errors import ConfigError
+from card_envs.registration import GYM_IDS, register_gym_ids
 
 __version__ = "0.1.0"
 
@@ -41,4 +45,6 @@ def make_game(name: str, **config: Any) -> Any:
     return _module(name).raw_env.game_class(**config)
 
 
-__all__ = ["ENV_NAMES", "make", "make_game", "make_raw"]
+register_gym_ids()
+
+__all__ = ["ENV_NAMES", "GYM_IDS", "make", "make_game", "make_raw"]

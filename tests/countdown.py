@@ -42,7 +42,12 @@ def _encode(view: CountdownView) -> np.ndarray:
     return np.array([view.tokens, float(view.current_player == view.player)], np.float32)
 
 
-_ENCODING = SimpleNamespace(OBSERVATION_SIZE=2, encode=_encode, LAYOUT=((0, 1, "tokens"), (1, 2, "my turn")))
+def _bounds(config: CountdownConfig) -> tuple[np.ndarray, np.ndarray]:
+    return np.zeros(2, np.float32), np.array([config.count, 1], np.float32)
+
+
+_ENCODING = SimpleNamespace(OBSERVATION_SIZE=2, encode=_encode, LAYOUT=((0, 1, "tokens"), (1, 2, "my turn")),
+                            observation_bounds=_bounds)
 
 
 class CountdownState(GameState):
@@ -89,10 +94,11 @@ class Countdown(Game):
     def num_players(self) -> int:
         return self.config.players
 
-    def _encoding_module(self) -> Any:
+    @classmethod
+    def _encoding_module(cls) -> Any:
         return _ENCODING
 
-    def new_state(self, rng: np.random.Generator, options: Mapping[str, Any] | None = None) -> CountdownState:
+    def _new_state(self, rng: np.random.Generator, options: Mapping[str, Any] | None = None) -> CountdownState:
         state = CountdownState.__new__(CountdownState)
         state.game = self
         state.rng = rng

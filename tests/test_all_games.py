@@ -375,9 +375,38 @@ def test_illegal_action_through_raw_env_raises_and_changes_nothing(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_unknown_reset_option_keys_are_ignored(name):
+def test_unknown_reset_option_is_a_clear_error(name):
+    """An unknown reset-option key raises ConfigError naming it and every valid key, like a bad config option,
+    through the engine, env() and raw_env(); the env keeps the episode it had."""
+    game = card_envs.make_game(name)
+    assert game.reset_options, "every game stacks decks through reset options"
+    with pytest.raises(ConfigError) as err:
+        game.new_state(np.random.default_rng(0), {"not_an_option": True})
+    assert "'not_an_option'" in str(err.value)
+    assert all(repr(key) in str(err.value) for key in game.reset_options)
+    for env in (env_module(name).env(), env_module(name).raw_env()):
+        env.reset(seed=1)
+        before = env.observe(env.agent_selection)["observation"].copy()
+        with pytest.raises(ConfigError, match="not_an_option"):
+            env.reset(seed=2, options={"not_an_option": True, "options": 1})
+        np.testing.assert_array_equal(env.observe(env.agent_selection)["observation"], before)
+    option = next(iter(game.config.to_dict()))  # a game option given to reset by mistake is named as such
+    with pytest.raises(ConfigError, match=f"'{option}': a game option"):
+        game.new_state(np.random.default_rng(0), {option: 1})
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_pettingzoo_probe_reset_option_is_ignored(name):
+    """pettingzoo.test.api_test and parallel_test call reset(seed=0, options={"options": 1}); that one key is
+    accepted and changes nothing (card_envs.core.engine.PROBE_RESET_OPTIONS)."""
+    import importlib
+    import inspect
+
+    probe = 'options={"options": 1}'  # the probe we let through, in both stock checks
+    for module in ("pettingzoo.test.api_test", "pettingzoo.test.parallel_test"):
+        assert probe in inspect.getsource(importlib.import_module(module))
     env = env_module(name).env()
-    env.reset(seed=1, options={"not_an_option": True})
+    env.reset(seed=1, options={"options": 1})
     a = env.observe(env.agent_selection)["observation"]
     env.reset(seed=1)
     np.testing.assert_array_equal(env.observe(env.agent_selection)["observation"], a)

@@ -422,6 +422,13 @@ def test_a37_winning_joker_keeps_the_value():  # A37
     assert s.joker_value == 9
 
 
+def test_r14_joker_value_stays_without_jokers():  # R14, R20: "If jokers are used, jv := ..."
+    s = deal("9C 2D", joker_initial_value=5)
+    play(s, "P0: lead 9, P1: follow 2")
+    assert s.joker_value == 5
+    assert Battlecards(joker_initial_value=5).encode(s.view(0))[483 + 5 - 1] == 1.0
+
+
 def test_s17_elimination_and_skipping_a_seat():  # S17, R1, R16, R17
     s = deal("AC 2D 10H KC 3D JH 5C 4D QH", num_players=3, shuffle_mid_game=False)
     play(s, "P0: lead A, P1: follow 2, P2: follow 10, P0: lead K, P1: follow 3, P2: follow J")

@@ -217,7 +217,7 @@ def test_decks_option_needs_one_pile_per_player(decks):  # S4
     game = Bloodlines()
     with pytest.raises(DeckError, match="two piles"):
         game.new_state(np.random.default_rng(0), {"decks": decks})
-    with pytest.raises(DeckError, match="decks"):
+    with pytest.raises(ConfigError, match="valid reset options: 'decks'"):  # one pile per player, not one deck
         game.new_state(np.random.default_rng(0), {"deck": CANONICAL})
 
 

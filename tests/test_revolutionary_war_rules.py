@@ -1236,7 +1236,9 @@ def test_deck_errors_are_clear(options, named):
         env.reset(seed=0, options=options)
 
 
-def test_unknown_reset_option_keys_are_ignored():
+def test_unknown_reset_option_keys_are_errors():
     env = revolutionary_war_v0.env()
-    env.reset(seed=0, options={"deck": DECK_A, "whatever": 1})
+    with pytest.raises(ConfigError, match="'whatever'; valid reset options: 'deck', 'decks'"):
+        env.reset(seed=0, options={"deck": DECK_A, "whatever": 1})
+    env.reset(seed=0, options={"deck": DECK_A, "options": 1})  # PettingZoo api_test's probe key is ignored
     assert env_legal(env, "player_0") == names("play A, play 4, play 7, play 10, play Q, concede")

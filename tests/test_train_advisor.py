@@ -1,7 +1,7 @@
 """The advisor: a rule-based player's choice appended to the learner's observation (residual policy learning).
 
-``SingleAgentEnv(advisor=...)``, the training config's ``advisor``, the imitation warm start and the
-trained player (``agents/checkpoint.py``) must all build the same advised observation.
+``SingleAgentEnv(advisor=..., advise=advised_observation)``, the training config's ``advisor``, the imitation
+warm start and the trained player (``agents/checkpoint.py``) must all build the same advised observation.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def advice_of(observation: np.ndarray, num_actions: int) -> np.ndarray:
 
 def test_the_observation_ends_with_a_one_hot_of_the_advisors_legal_choice():
     env = SingleAgentEnv(REVOLUTION, opponents=[RandomAgent(1)], options=OPTIONS,
-                         advisor=make_agent(REVOLUTION, "heuristic:counting"))
+                         advisor=make_agent(REVOLUTION, "heuristic:counting"), advise=advised_observation)
     game = env.game
     assert env.observation_space.shape == (game.observation_size + game.num_actions,)
     rng = np.random.default_rng(0)
@@ -61,7 +61,7 @@ def test_a_learner_that_follows_the_advice_plays_exactly_the_advisors_game():
     # drawing the advisors' seeds does not shift the generator that deals the later hands of the replay.
     pool = OpponentPool(REVOLUTION, {"heuristic:counting": 1.0, "heuristic:cheap": 1.0})
     env = SingleAgentEnv(REVOLUTION, opponents=pool, options=OPTIONS,
-                         advisor=make_agent(REVOLUTION, "heuristic:counting", seed=2),
+                         advisor=make_agent(REVOLUTION, "heuristic:counting", seed=2), advise=advised_observation,
                          baseline=make_agent(REVOLUTION, "heuristic:counting", seed=3))
     num_actions = env.game.num_actions
     for episode in range(30):
@@ -82,7 +82,7 @@ def test_callable_opponents_read_advised_observations_of_their_own_seat():
         seen.append((observation, mask.copy()))
         return int(np.argmax(advice_of(observation, game.num_actions)))  # follows its own advice
 
-    env = SingleAgentEnv(game, opponents=[snapshot], advisor=advisor, seat=0)
+    env = SingleAgentEnv(game, opponents=[snapshot], advisor=advisor, advise=advised_observation, seat=0)
     env.reset(seed=1)
     for _ in range(5):
         env.step(int(np.flatnonzero(env.action_masks())[0]))
@@ -101,7 +101,17 @@ def test_without_an_advisor_the_observation_is_the_games():
 
 def test_an_advisor_that_is_not_an_agent_is_a_clear_error():
     with pytest.raises(ConfigError, match="advisor must be an Agent"):
-        SingleAgentEnv(REVOLUTION, opponents=[RandomAgent(1)], advisor="heuristic:counting")
+        SingleAgentEnv(REVOLUTION, opponents=[RandomAgent(1)], advisor="heuristic:counting",
+                       advise=advised_observation)
+
+
+def test_the_advice_hook_comes_with_the_advisor():
+    """card_envs cannot import agents (layers point down): the caller passes the hook that builds the
+    advised observation together with the advisor, and one without the other is a clear error."""
+    with pytest.raises(ConfigError, match="advisor and advise go together"):
+        SingleAgentEnv(REVOLUTION, opponents=[RandomAgent(1)], advisor=make_agent(REVOLUTION, "heuristic:counting"))
+    with pytest.raises(ConfigError, match="advisor and advise go together"):
+        SingleAgentEnv(REVOLUTION, opponents=[RandomAgent(1)], advise=advised_observation)
 
 
 def test_advised_observation_appends_the_advisors_choice():

@@ -1,4 +1,4 @@
-"""Train a MaskablePPO agent on any game against an opponent pool.
+"""Train an agent on any game against an opponent pool: MaskablePPO, or PPO on the JAX engines.
 
     python -m train --config configs/revolutionary_war.yaml
     python -m train --config configs/revolutionary_war.yaml --set ppo.learning_rate=1e-4 --set n_envs=4
@@ -7,6 +7,9 @@
 Checkpoints, TensorBoard logs (``tensorboard --logdir runs``) and the final summary go to the
 config's ``run_dir`` (default ``runs/<config name>``). The last lines printed are the summary table:
 win rates of the trained agent against each baseline with 95% confidence intervals.
+The config's ``backend`` picks the trainer: ``sb3`` (default; MaskablePPO on the Python envs,
+``train/trainer.py``) or ``jax`` (the whole loop jitted on the batched JAX engine, ``train/jax_ppo.py``);
+both take the same options and write the same checkpoint format.
 """
 
 from __future__ import annotations
@@ -36,7 +39,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         config = load_config(args.config, args.overrides)
     except CardEnvsError as error:
         parser.exit(2, f"python -m train: error: {error}\n")
-    from train.trainer import train  # torch is imported only once the config is known to be good
+    # the trainer (torch, or jax) is imported only once the config is known to be good
+    if config.backend == "jax":
+        from train.jax_ppo import train
+    else:
+        from train.trainer import train
 
     try:
         summary = train(config, resume=args.resume, progress=not args.no_progress,

@@ -10,6 +10,9 @@ anything is built. Every key has a default except ``game``.
 key                         meaning
 ==========================  ==========================================================================
 ``game``                    environment name, one of ``card_envs.ENV_NAMES``
+``backend``                 ``sb3`` (MaskablePPO on the Python envs, ``train/trainer.py``) or ``jax``
+                            (PPO with the whole loop jitted on the batched JAX engine,
+                            ``train/jax_ppo.py``; keys that only one backend reads are refused by the other)
 ``env_options``             the game's options (its ``env(**options)``), e.g. ``{num_players: 4}``
 ``seed``                    seeds the model, the environments and the pool
 ``total_timesteps``         learner decisions to train for (rounded up to whole rollouts)
@@ -54,12 +57,22 @@ key                         meaning
 ``eval.opponents``          baselines (default: ``random`` and every rule-based player of the game)
 ``eval.deterministic``      the trained player takes the most probable action (else it samples)
 ``eval.workers``            processes for evaluation games
+``jax.*``                   ``backend: jax`` only (see :class:`JaxConfig`): ``updates_per_call`` (PPO
+                            updates per jitted call: the granularity of the progress bar, checkpoints and
+                            evaluations), ``active_snapshots`` (snapshots of the learner seated during
+                            one rollout), ``network`` (``shared`` torso for policy and value, or
+                            ``separate`` networks as SB3 builds them)
 ==========================  ==========================================================================
+
+Keys the ``jax`` backend does not read (``vec_env``, ``torch_threads``, ``duplicate_baseline``, and
+``draw_reward``: a JAX engine's state says what each seat was paid, not who won) must keep their defaults
+there, and ``jax.*`` keys theirs under ``sb3``: a config never says something that is silently ignored.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import typing
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -197,6 +210,25 @@ class EvalConfig:
 
 
 @dataclass
+class JaxConfig:
+    """Settings of the JAX trainer (``backend: jax``, ``train/jax_ppo.py``)."""
+
+    #: PPO updates per call of the jitted loop; progress, logs, snapshots' bookkeeping on the host,
+    #: checkpoints and evaluations happen between calls (a kill loses at most one call)
+    updates_per_call: int = 10
+    #: snapshots of the learner seated during one rollout, drawn uniformly from the pool at every update
+    #: (each costs one forward pass per opponent decision, whoever plays)
+    active_snapshots: int = 1
+    #: ``shared``: one torso, a policy head and a value head; ``separate``: a policy network and a value
+    #: network of ``ppo.net_arch`` each, as SB3's MlpPolicy (twice the compute)
+    network: Literal["shared", "separate"] = "shared"
+
+    def validate(self) -> None:
+        _positive("jax.updates_per_call", self.updates_per_call)
+        _positive("jax.active_snapshots", self.active_snapshots)
+
+
+@dataclass
 class TrainConfig:
     """Everything one training run needs; see the module table."""
 
@@ -213,10 +245,12 @@ class TrainConfig:
     duplicate_baseline: str | None = None
     draw_reward: float = 0.0
     advisor: str | None = None
+    backend: Literal["sb3", "jax"] = "sb3"
     pool: PoolConfig = field(default_factory=PoolConfig)
     ppo: PPOConfig = field(default_factory=PPOConfig)
     pretrain: PretrainConfig = field(default_factory=PretrainConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
+    jax: JaxConfig = field(default_factory=JaxConfig)
 
     def validate(self) -> None:
         import card_envs
@@ -249,6 +283,35 @@ class TrainConfig:
         self.ppo.validate()
         self.pretrain.validate()
         self.eval.validate()
+        self.jax.validate()
+        self._check_backend()
+
+    def _check_backend(self) -> None:
+        """Refuse keys the chosen backend would not read (a config never says what is then ignored)."""
+        defaults = TrainConfig(game=self.game)
+        if self.backend == "jax":
+            for key in ("vec_env", "torch_threads", "duplicate_baseline", "draw_reward"):
+                if getattr(self, key) != getattr(defaults, key):
+                    raise ConfigError(f"{key} is a setting of the sb3 backend; backend: jax does not read it "
+                                      f"(remove it, or set backend: sb3)")
+            from train.jax_players import ported  # no jax import: the list of ported players only
+
+            playable = ["random", *ported(self.game)]
+            for name in self.pool.weights:
+                if name != "self" and name not in playable:
+                    raise ConfigError(f"pool.weights: {name} has no JAX port, so backend: jax cannot seat it; "
+                                      f"JAX opponents of {self.game}: self, {', '.join(playable)}")
+            if self.advisor is not None and self.advisor not in playable:
+                raise ConfigError(f"advisor: {self.advisor} has no JAX port, so backend: jax cannot ask it; "
+                                  f"ported players of {self.game}: {', '.join(playable)}")
+            rollout = self.ppo.n_steps * self.n_envs
+            if rollout % self.ppo.batch_size:
+                raise ConfigError(f"backend: jax splits each rollout into equal minibatches: ppo.batch_size "
+                                  f"({self.ppo.batch_size}) must divide ppo.n_steps * n_envs ({rollout})")
+        elif self.jax != defaults.jax:
+            changed = [f"jax.{f.name}" for f in dataclasses.fields(JaxConfig)
+                       if getattr(self.jax, f.name) != getattr(defaults.jax, f.name)]
+            raise ConfigError(f"{', '.join(changed)}: settings of backend: jax; this config has backend: sb3")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -318,6 +381,16 @@ def apply_overrides(data: Mapping[str, Any], overrides: Sequence[str]) -> dict[s
             node = child
         node[parts[-1]] = value
     return result
+
+
+def differences(old: Any, new: Any, prefix: str = "") -> list[str]:
+    """Dotted keys whose values differ between two config dicts (floats compared with a tolerance)."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        keys = sorted(set(old) | set(new))
+        return [d for k in keys for d in differences(old.get(k), new.get(k), f"{prefix}{k}.")]
+    if old == new or (isinstance(old, float) and isinstance(new, float) and math.isclose(old, new)):
+        return []
+    return [prefix.rstrip(".")]
 
 
 def _deep_copy(data: Any) -> Any:
@@ -416,5 +489,5 @@ def _union_type() -> Any:
     return types.UnionType
 
 
-__all__ = ["ACTIVATIONS", "EvalConfig", "PPOConfig", "PoolConfig", "PretrainConfig", "TrainConfig", "apply_overrides",
-           "config_from_dict", "load_config"]
+__all__ = ["ACTIVATIONS", "EvalConfig", "JaxConfig", "PPOConfig", "PoolConfig", "PretrainConfig", "TrainConfig",
+           "apply_overrides", "config_from_dict", "differences", "load_config"]

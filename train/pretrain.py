@@ -36,14 +36,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
 
 from agents.base import Decision, advised_observation
 from agents.registry import make_agent
 from card_envs.core.engine import Game
+
+if TYPE_CHECKING:  # torch is imported where it is used: the JAX trainer collects demonstrations without it
+    import torch
 
 
 @dataclass
@@ -134,6 +136,7 @@ def collect(game: Game, teacher_spec: str, games: int, seed: int,
 
 def greedy_student(policy: torch.nn.Module) -> Student:
     """The most probable legal action of an SB3 ``MaskableActorCriticPolicy``, one position at a time."""
+    import torch
 
     def act(observation: np.ndarray, mask: np.ndarray) -> int:
         with torch.no_grad():
@@ -150,6 +153,8 @@ def fit(policy: torch.nn.Module, data: Demonstrations, *, epochs: int, batch_siz
 
     The policy's target is the teacher's choice, with ``label_smoothing`` of it spread evenly over the
     legal actions (never over illegal ones: their logits are masked)."""
+    import torch
+
     generator = torch.Generator().manual_seed(seed)
     observations = torch.as_tensor(data.observations)
     illegal = torch.as_tensor(data.masks == 0)
@@ -183,6 +188,8 @@ def smoothed_cross_entropy(logits: torch.Tensor, actions: torch.Tensor, legal: t
                            smoothing: float) -> torch.Tensor:
     """Mean cross-entropy of masked ``logits`` against ``1 - smoothing`` on ``actions`` plus ``smoothing``
     spread evenly over each row's ``legal`` actions."""
+    import torch
+
     chosen = torch.nn.functional.cross_entropy(logits, actions)
     if smoothing == 0:
         return chosen

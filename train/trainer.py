@@ -22,9 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import json
-import math
-import os
 import sys
 import time
 from collections import deque
@@ -41,7 +38,7 @@ from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
 
 import card_envs
-from agents.match import ContestResult, contest, write_atomically
+from agents.base import advised_observation
 from agents.registry import make_agent
 from card_envs.core.errors import ConfigError
 from card_envs.core.single_agent import SingleAgentEnv
@@ -55,9 +52,10 @@ from train.checkpoint import (
     read_checkpoint,
     write_checkpoint,
 )
-from train.config import TrainConfig, config_from_dict
+from train.config import TrainConfig
 from train.pool import SELF, OpponentPool, policy_net_of, torch_activation
 from train.pretrain import Demonstrations, collect, fit, greedy_student
+from train.summary import Summary, checkpoint_to_resume, cpu_seconds, evaluate
 
 CHECKPOINT_NAME = "checkpoint.zip"
 #: config keys a resumed run may change; everything else must match the checkpoint's config
@@ -87,7 +85,8 @@ def make_env(config: TrainConfig, index: int, snapshots: list[Snapshot]) -> Call
         if config.advisor is not None:
             advisor = make_agent(config.game, config.advisor, seed=config.seed * 10_007 + index * 101 + 2)
         return Monitor(TrainingEnv(config.game, pool, options=config.env_options, baseline=baseline,
-                                   draw_reward=config.draw_reward, advisor=advisor))
+                                   draw_reward=config.draw_reward, advisor=advisor,
+                                   advise=advised_observation if advisor is not None else None))
 
     return build
 
@@ -119,12 +118,6 @@ def new_model(config: TrainConfig, venv: VecEnv, tensorboard_dir: str | None) ->
         normalize_advantage=ppo.normalize_advantage,
         policy_kwargs={"net_arch": {"pi": list(ppo.net_arch), "vf": list(ppo.net_arch)}, "activation_fn": activation},
         tensorboard_log=tensorboard_dir, seed=config.seed, device="cpu", verbose=0)
-
-
-def cpu_seconds() -> float:
-    """CPU time of this process and of its finished children (evaluation workers, subprocess envs)."""
-    times = os.times()
-    return times.user + times.system + times.children_user + times.children_system
 
 
 class _Linear:
@@ -296,67 +289,7 @@ def save_checkpoint(path: Path, config: TrainConfig, model: MaskablePPO, run: Ru
                                       buffer.getvalue(), snapshots))
 
 
-def evaluate(config: TrainConfig, checkpoint_path: Path, games: int, *, seed: int,
-             progress: bool = False) -> list[ContestResult]:
-    """The checkpoint against every baseline of ``config`` (:func:`agents.match.contest`)."""
-    return [contest(config.game, f"checkpoint:{checkpoint_path}", opponent, games, seed=seed,
-                    config=config.env_options, workers=config.eval.workers, progress=progress)
-            for opponent in config.eval_opponents()]
-
-
 # -- the run --------------------------------------------------------------------------------------
-
-
-@dataclass
-class Summary:
-    """The result of a run: final evaluation and how long it took."""
-
-    config: TrainConfig
-    num_timesteps: int
-    wall_time: float
-    cpu_time: float
-    results: list[ContestResult]
-    checkpoint: str
-    pretrain: dict[str, Any] = field(default_factory=dict)
-
-    def table(self) -> str:
-        seats = card_envs.make_game(self.config.game, **self.config.env_options).num_players
-        options = f" {self.config.env_options}" if self.config.env_options else ""
-        lines = [
-            f"{self.config.game}{options}: MaskablePPO, {self.num_timesteps:,} learner "
-            f"decisions in {self.wall_time / 60:.1f} min wall time, {self.cpu_time / 60:.1f} min CPU time "
-            f"({self.num_timesteps / max(self.wall_time, 1e-9):,.0f} "
-            f"decisions/s), checkpoint {self.checkpoint}",
-            "",
-        ]
-        if self.pretrain:
-            warm = (f"Warm start: imitation of {self.pretrain['teacher']} over {self.pretrain['decisions']:,} "
-                    f"decisions (agreement {self.pretrain['accuracy']:.3f}).")
-            rounds = self.pretrain.get("student_agreement")
-            if rounds:
-                warm += (" DAgger: in each round, the share of its own positions where the student chose as "
-                         f"the teacher would: {', '.join(f'{share:.3f}' for share in rounds)}.")
-            lines += [warm, ""]
-        lines += [
-            "| trained agent vs field of | seats | games | win rate [95% CI] | fair share | CI above fair share | "
-            "won by the field | no winner | mean return |",
-            "|---|---|---|---|---|---|---|---|---|",
-        ]
-        for r in self.results:
-            low, high = r.interval
-            lines.append(f"| {r.opponent} | {seats} | {r.games} | {r.win_rate:.3f} [{low:.3f}, {high:.3f}] | "
-                         f"{1 / seats:.3f} | {'yes' if low > 1 / seats else 'no'} | {r.opponent_wins / r.games:.3f} | "
-                         f"{r.nobody / r.games:.3f} | {r.mean_return:+.3f} |")
-        return "\n".join(lines)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"config": self.config.to_dict(), "num_timesteps": self.num_timesteps, "wall_time": self.wall_time,
-                "cpu_time": self.cpu_time,
-                "checkpoint": self.checkpoint, "pretrain": self.pretrain, "results": [r.row() for r in self.results]}
-
-    def write(self, prefix: str | Path) -> None:
-        write_atomically(f"{prefix}.md", self.table() + "\n")
-        write_atomically(f"{prefix}.json", json.dumps(self.to_dict(), indent=2) + "\n")
 
 
 def train(config: TrainConfig, *, resume: bool = False, progress: bool = True, final_eval: bool = True) -> Summary:
@@ -467,16 +400,7 @@ def warm_start(config: TrainConfig, model: MaskablePPO, progress: bool) -> dict[
 
 
 def _resume_state(config: TrainConfig, path: Path) -> tuple[TrainConfig, RunState, list[Snapshot], bytes]:
-    if not path.exists():
-        raise CheckpointError(f"--resume: no checkpoint at {path} (run_dir {str(path.parent)!r}); "
-                              f"start the run without --resume")
-    checkpoint = read_checkpoint(path, with_model=True)
-    stored = config_from_dict(checkpoint.meta["config"])
-    changed = _differences(stored.to_dict(), config.to_dict())
-    fixed = [key for key in changed if key.split(".")[0] not in RESUMABLE_CHANGES]
-    if fixed:
-        raise ConfigError(f"--resume: the config differs from the checkpoint's in {', '.join(fixed)}; a resumed run "
-                          f"may change only {', '.join(RESUMABLE_CHANGES)}")
+    checkpoint = checkpoint_to_resume(config, path, RESUMABLE_CHANGES)
     stored_run = checkpoint.meta.get("run", {})
     run = RunState(updates=int(checkpoint.meta.get("n_updates", 0)),
                    last_checkpoint=int(stored_run.get("last_checkpoint", checkpoint.num_timesteps)),
@@ -485,15 +409,6 @@ def _resume_state(config: TrainConfig, path: Path) -> tuple[TrainConfig, RunStat
                    evaluations=list(checkpoint.meta.get("evaluations", [])),
                    pretrain=dict(stored_run.get("pretrain", {})))
     return config, run, checkpoint.snapshots, checkpoint.model_bytes
-
-
-def _differences(old: Any, new: Any, prefix: str = "") -> list[str]:
-    if isinstance(old, dict) and isinstance(new, dict):
-        keys = sorted(set(old) | set(new))
-        return [d for k in keys for d in _differences(old.get(k), new.get(k), f"{prefix}{k}.")]
-    if old == new or (isinstance(old, float) and isinstance(new, float) and math.isclose(old, new)):
-        return []
-    return [prefix.rstrip(".")]
 
 
 __all__ = ["CHECKPOINT_NAME", "PoolCallback", "RunState", "Summary", "TrainingEnv", "evaluate", "make_env",

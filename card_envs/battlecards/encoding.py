@@ -4,7 +4,8 @@ Observation of player ``o``: 533 float32 entries. Seats are relative to the obse
 six: seat block ``j`` describes ``player_{(o + j) mod N}`` (block 0 is the observer itself); blocks
 ``j >= N`` are all zeros. Kind blocks are indexed ``2``=0 .. ``A``=12, joker (``X``)=13; a one-hot
 "kind or none" block has 15 entries, the last meaning "none". Per-kind counts are divided by 4,
-card counts by 54 (the largest deck), hand sizes by 10.
+card counts by 54 (the largest deck), hand sizes by 10. Every entry lies in [0, 1] unless its row
+gives another range (``observation_bounds``; ``N`` = ``num_players``).
 
 =========  ==================================================================================
 index      content
@@ -20,13 +21,13 @@ index      content
 257-326    seat block 3
 327-396    seat block 4
 397-466    seat block 5 (blocks ``j >= N`` are zeros)
-467        war level / 10 (0 = no war)
+467        war level / 10 (0 = no war): 0 .. 5.4 (every level puts a card on the table)
 468        stakes (cards on the table) / 54
 469-482    face-up table cards: count per kind / 4
 483-496    joker value ``jv``, one-hot over 1..14 (entry 483 = 1, ..., 496 = 14)
 497        retirement level ``(rl - 1) / 12`` (0 = nothing retired)
 498-511    discard (retired cards): count per kind / 4
-512        set-aside cards / 4
+512        set-aside cards / 4: 0 .. (N - 1) / 4 (a stacked deck of any size)
 513        rounds completed / ``max_rounds`` (0 when there is no limit)
 514-527    ``unaccounted_o``: count per kind / 4
 528        active players / 6
@@ -74,6 +75,7 @@ import struct
 import numpy as np
 
 from card_envs.battlecards.rules import ACTION_NAMES, KIND, NUM_KINDS, BattlecardsConfig, BattlecardsView
+from card_envs.core.engine import unit_bounds
 
 OBSERVATION_SIZE = 533
 MAX_SEATS = 6
@@ -144,7 +146,14 @@ SCALE = _scale()
 _PACK = struct.Struct(f"{OBSERVATION_SIZE}f").pack
 _NONE = NUM_KINDS  # the "none" entry of a kind one-hot
 
-__all__ = ["ACTION_NAMES", "LAYOUT", "OBSERVATION_SIZE", "SEAT_FIELDS", "encode"]
+__all__ = ["ACTION_NAMES", "LAYOUT", "OBSERVATION_SIZE", "SEAT_FIELDS", "encode", "observation_bounds"]
+
+
+def observation_bounds(config: BattlecardsConfig) -> tuple[np.ndarray, np.ndarray]:
+    """(low, high) of every entry under ``config`` (the ranges of the module table)."""
+    # R10-R12: every war level played puts at least one WAR_UP card on the table, which holds at most
+    # the 54 cards; the set-aside cards are D mod N of a deck of D cards (A4)
+    return unit_bounds(OBSERVATION_SIZE, [(467, 468, 54 / 10), (512, 513, (config.num_players - 1) / 4)])
 
 
 def encode(view: BattlecardsView, config: BattlecardsConfig) -> np.ndarray:

@@ -86,12 +86,37 @@ option                     default           meaning
 ``shuffle_mid_game``       ``True``          test hook: ``False`` keeps recycles and the last-card
                                              tie deal in chronological order (R23)
 ``render_mode``            ``None``          ``"ansi"`` (returns text) or ``"human"`` (prints)
+``keep_eliminated``        ``False``         env option: a knocked-out player stays in ``env.agents``
+                                             (no decisions, zero mask, rewards still reported) until the
+                                             game ends, then steps ``None`` once (the spec's convention);
+                                             for Tianshou and TorchRL (see below)
 =========================  ================  =====================================================
+
+Elimination and RL libraries: by default a knocked-out player leaves at once (PettingZoo's dead-agent
+convention, what RLlib's ``PettingZooEnv``, SuperSuit and PettingZoo's tests expect). Tianshou's
+``PettingZooEnv`` ends the whole episode at the first termination and TorchRL's ``PettingZooWrapper``
+fails when an agent leaves early: with 3+ players, use ``keep_eliminated=True`` there. The rewards are
+the same either way (the elimination payment arrives with the player's final ``last()``).
 
 Reset options: ``seed``; ``options={"deck": [codes]}`` stacks the deck (index 0 = top; any subset of
 distinct cards, jokers only with ``jokers=True``; card ``i`` goes to ``player_{i mod N}``, the first
 card a player receives is the top of their pile, the ``D mod N`` last cards are set aside). Other
-keys are ignored.
+keys raise ``ConfigError`` naming the valid ones
+(except ``"options"``, PettingZoo's ``api_test`` probe, which is ignored).
+
+Engines
+-------
+================================  =========================================================================
+engine                            use it for
+================================  =========================================================================
+Python engine (``rules.py``)      this env, the agents, search and evaluation: the reference implementation
+                                  of the spec
+JAX engine (``card_envs.jax``)    ``card_envs.jax.make("battlecards_v0", **options)``, a ``pgx.Env``:
+                                  thousands of games at once under ``jax.jit(jax.vmap(...))`` (extra
+                                  ``card-envs[jax]``); the same observation, action ids, legal masks and
+                                  rewards, every option; ``from_state`` converts any position of this
+                                  engine (``card_envs/jax/battlecards.py`` documents its state arrays)
+================================  =========================================================================
 
 Version history
 ---------------

@@ -519,7 +519,7 @@ class BattlecardsState(GameState):
         self._reveal_face_down()
         self._collect(winner, [placement[0] for placement in self.table])
         winning = self.fighting[winner]
-        if NATURAL_VALUE[winning]:  # R20 / A37: a winning joker leaves jv unchanged
+        if self.game.config.jokers and NATURAL_VALUE[winning]:  # R14 / R20 / A37: a winning joker leaves jv unchanged
             self.joker_value = NATURAL_VALUE[winning]
         self.leader = winner
         self._end_round()
@@ -837,6 +837,7 @@ class Battlecards(Game):
     state_class = BattlecardsState
     num_actions = NUM_ACTIONS
     action_names = ACTION_NAMES
+    reset_options = ("deck",)
     config: BattlecardsConfig
 
     @property
@@ -848,6 +849,13 @@ class Battlecards(Game):
         54 decisions per round, so ``54 * max_rounds`` (None without a round limit)."""
         rounds = self.config.max_rounds
         return None if rounds is None else MAX_DECK * rounds
+
+    def return_bounds(self) -> tuple[float, float]:
+        """Every seat's return lies in ``[-(1 + lambda), 1 + lambda]``: the end result (section 9, also under
+        truncation) is within 1, and the round shaping telescopes to ``lambda N/(N-1) (s_end - 1/N)``,
+        which is within ``lambda``."""
+        bound = 1.0 + self.config.shaping_weight
+        return -bound, bound
 
     @classmethod
     def variant_configs(cls) -> list[dict[str, Any]]:
@@ -864,7 +872,7 @@ class Battlecards(Game):
              "hand_size": 10, "shaping_weight": 1.0},
         ]
 
-    def new_state(self, rng: np.random.Generator, options: Mapping[str, Any] | None = None) -> BattlecardsState:
+    def _new_state(self, rng: np.random.Generator, options: Mapping[str, Any] | None = None) -> BattlecardsState:
         config = self.config
         n = config.num_players
         deck = self._stacked_deck(options)

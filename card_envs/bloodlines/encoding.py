@@ -3,7 +3,8 @@
 Observation of player ``i`` (opponent ``j``): 485 float32 entries. Card blocks use the
 number-card index ``k = 9 s + rank - 2`` (2C = 0 .. 10C = 8, 2D = 9 .. 10D = 17, 2H = 18 ..
 10H = 26, 2S = 27 .. 10S = 35); rank blocks use ``rank - 2`` (2 = 0 .. 10 = 8); royals J, Q, K
-are 0, 1, 2.
+are 0, 1, 2. Every entry lies in [0, 1] unless its row gives another range (``observation_bounds``;
+``L`` = ``hand_limit``).
 
 =========  ==================================================================================
 index      content
@@ -30,14 +31,15 @@ index      content
 350-385    opponent discard pile, by ``k``
 386, 387   own / opponent jokers in the discard pile / 2
 388, 389   own / opponent draw-pile size / 36
-390, 391   own / opponent hand size / ``hand_limit`` (own may exceed 1 during ``DISCARD``)
+390, 391   own / opponent hand size / ``hand_limit``: 0 .. min(L + 10, 36) / L (a club's power
+           draws up to 11 cards; the excess is discarded in ``DISCARD``)
 392-395    phase, one-hot (``STEP1``, ``MAIN``, ``DISCARD``, ``DECOY``)
 396        1 if ``i`` is the active player (the turn owner; the attacker during ``DECOY``)
 397        discards owed / 10
 398-400    pending ``DECOY``: the defender's threatened royal, one-hot (zeros if none)
 401        1 if the pending ``DECOY`` follows a joker attack
-402        turn number / ``max_turns`` (/ 200 if ``max_turns`` is None)
-403        idle-turn counter (0 or 1)
+402        turn number / ``max_turns`` (/ 200 if ``max_turns`` is None: 0 .. 461 / 200, R15)
+403        idle-turn counter: 0-2 (2 only in the final observation: a stalemate, R15)
 404        1 if ``allow_pass``
 405        1 if ``unfinished_result == "royals"``
 406-411    reserved (0)
@@ -59,9 +61,11 @@ import numpy as np
 
 from card_envs.bloodlines.rules import (
     ACTION_NAMES,
+    MAX_TURNS_BOUND,
     MAX_VALUE_SUM,
     NUM_NUMBER_CARDS,
     NUM_ZONES,
+    VALUE,
     Z_DISCARD,
     Z_HAND,
     Z_HEART,
@@ -72,6 +76,7 @@ from card_envs.bloodlines.rules import (
     BloodlinesConfig,
     BloodlinesView,
 )
+from card_envs.core.engine import unit_bounds
 
 OBSERVATION_SIZE = 485
 
@@ -159,7 +164,17 @@ _SCALARS = np.array(
     dtype=np.intp,
 )
 
-__all__ = ["ACTION_NAMES", "LAYOUT", "OBSERVATION_SIZE", "encode"]
+__all__ = ["ACTION_NAMES", "LAYOUT", "OBSERVATION_SIZE", "encode", "observation_bounds"]
+
+
+def observation_bounds(config: BloodlinesConfig) -> tuple[np.ndarray, np.ndarray]:
+    """(low, high) of every entry under ``config`` (the ranges of the module table)."""
+    limit = config.hand_limit
+    # R7b/R8: a club (at most 11 for a club bloodline) is played from a hand of at most L and draws its
+    # value; sums of one suit's values (defense, attack, pool) are at most MAX_VALUE_SUM
+    hands = (390, 392, min(limit + max(max(v) for v in VALUE) - 1, NUM_NUMBER_CARDS) / limit)
+    turns = [(402, 403, MAX_TURNS_BOUND / 200)] if config.max_turns is None else []
+    return unit_bounds(OBSERVATION_SIZE, [hands, (403, 404, 2.0), *turns])
 
 
 def _scaled_attack(attack: tuple[int, ...]) -> tuple[float, ...]:

@@ -89,7 +89,25 @@ option                   default       meaning
 Reset options: ``seed``; ``options={"decks": [pile_0, pile_1]}`` stacks each player's draw pile
 (index 0 = top, the first four are the hand): each entry ``None`` (shuffled) or a list of distinct
 number-card codes (``"2C"`` .. ``"10S"``), possibly partial, the rest following in canonical order
-``2C .. 10C 2D .. 10S``. Other keys are ignored.
+``2C .. 10C 2D .. 10S``. Other keys (``deck`` too) raise
+``ConfigError`` naming the valid ones (except ``"options"``, PettingZoo's ``api_test`` probe).
+
+Engines
+-------
+==========================================  =================================================================
+engine                                      what it does
+==========================================  =================================================================
+``card_envs/bloodlines/rules.py`` (Python)  the reference rules engine behind this PettingZoo env, the agents,
+                                            the evaluation harness and the trainer; stacked decks, views,
+                                            ``sample_hidden`` for search
+``card_envs.jax.make("bloodlines_v0")``     the same game in JAX on Pgx's ``Env`` API (optional extra
+(``card_envs/jax/bloodlines.py``)           ``card-envs[jax]``) for batched play under ``jit``/``vmap``: the
+                                            same 215 action ids, legal masks, 485-entry observations and
+                                            per-step rewards, every option; one ``step`` per decision of this
+                                            env (forced steps inside); deals from the ``init`` key;
+                                            ``card_envs.jax.from_state`` converts any Python position, and
+                                            ``card_envs.jax.lockstep`` checks the two agree decision by decision
+==========================================  =================================================================
 
 Version history
 ---------------

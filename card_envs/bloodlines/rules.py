@@ -797,6 +797,7 @@ class Bloodlines(Game):
     state_class = BloodlinesState
     num_actions = NUM_ACTIONS
     action_names = ACTION_NAMES
+    reset_options = ("decks",)
     config: BloodlinesConfig
 
     @property
@@ -810,6 +811,12 @@ class Bloodlines(Game):
         turns = MAX_TURNS_BOUND if self.config.max_turns is None else min(self.config.max_turns, MAX_TURNS_BOUND)
         return 2 * MAX_CARD_MOVES + 2 * turns
 
+    def return_bounds(self) -> tuple[float, float]:
+        """Every seat's return lies in ``[-(1 + 3w), 1 + 3w]``: the result is within 1, and each side has
+        three royals to kill or lose, ``w`` each."""
+        bound = 1.0 + 3 * self.config.shaping_weight
+        return -bound, bound
+
     @classmethod
     def variant_configs(cls) -> list[dict[str, Any]]:
         return [
@@ -821,7 +828,7 @@ class Bloodlines(Game):
             {"starting_player": 0, "joker_supply": 0, "max_turns": None, "hand_limit": 6},
         ]
 
-    def new_state(self, rng: np.random.Generator, options: Mapping[str, Any] | None = None) -> BloodlinesState:
+    def _new_state(self, rng: np.random.Generator, options: Mapping[str, Any] | None = None) -> BloodlinesState:
         """S1-S7: bloodlines, piles, deal, starting player (random draws in S7's order)."""
         config = self.config
         stacked = _stacked_piles(options)
@@ -894,11 +901,8 @@ def _set_aside(bloodline: int, supply: Sequence[int]) -> list[int]:
 
 
 def _stacked_piles(options: Mapping[str, Any] | None) -> list[list[int] | None]:
-    """Reset option ``decks`` = [pile_0, pile_1] (S4); other keys are ignored."""
+    """Reset option ``decks`` = [pile_0, pile_1] (S4); ``Game.new_state`` rejects other keys."""
     options = options or {}
-    if options.get("deck") is not None:
-        raise DeckError("Bloodlines has one pile per player: give reset option 'decks' = [pile_0, pile_1] "
-                        "(each None or a list of number-card codes, top first), not 'deck'")
     decks = options.get("decks")
     if decks is None:
         return [None, None]

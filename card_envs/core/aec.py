@@ -17,7 +17,8 @@ docstring, and calls :func:`make_env_functions` to get PettingZoo's ``env`` / ``
 Conventions (shared by every game):
 
 * agents are ``player_0 .. player_{n-1}``; ``observation_space(agent)`` is
-  ``Dict(observation=Box(float32, (size,)), action_mask=Box(0, 1, (num_actions,), int8))``,
+  ``Dict(observation=Box(low, high, (size,), float32), action_mask=Box(0, 1, (num_actions,), int8))``
+  with the finite bounds of the game's encoding (``game.observation_bounds()``, its layout table),
   ``action_space(agent)`` is ``Discrete(num_actions)``;
 * the mask is all zeros for every agent not to act and for everyone once the episode is over;
   ``infos[agent]["action_mask"]`` carries the same mask;
@@ -25,10 +26,21 @@ Conventions (shared by every game):
   ``truncations`` are set for all agents together when the game ends or hits its limit;
   an eliminated player (``state.is_out``) is terminated early and removed by its ``step(None)``,
   following PettingZoo's dead-agent convention;
+* ``keep_eliminated=True`` (games with eliminations only, e.g. Battlecards with 3+ players): an
+  eliminated player instead stays in ``agents``, never selected and with an all-zero mask, its
+  ``rewards`` still reported, until the game ends; then every agent, it too, is terminated and stepped
+  once with ``None``, and its ``last()`` carries every reward it earned since its last move (the
+  elimination payment included). This is the spec's own convention (players leave the agent list only
+  at the end). Use it with libraries that assume a fixed agent list: Tianshou's ``PettingZooEnv`` (which
+  ends the whole episode at the first termination) and TorchRL's ``PettingZooWrapper`` (which fails when
+  an agent leaves early). The default (``False``) is PettingZoo's convention, which RLlib's
+  ``PettingZooEnv``, SuperSuit and PettingZoo's own tests expect. Rewards are the same either way;
 * ``observe(agent)`` is valid for every agent at any time, side-effect free and cached until
   the next ``step``/``reset``;
 * ``reset(seed=s)`` reseeds; ``reset()`` continues the generator; ``reset(options={"deck": [...]})``
-  (or ``"decks"``) stacks the deal as the game's spec says; other option keys are ignored.
+  (or ``"decks"``) stacks the deal as the game's spec says; any other key raises
+  :class:`~card_envs.core.errors.ConfigError` naming the valid ones, except ``"options"``, the key
+  PettingZoo's ``api_test`` passes to probe the signature (ignored: ``engine.PROBE_RESET_OPTIONS``).
 """
 
 from __future__ import annotations
@@ -65,19 +77,21 @@ class CardGameEnv(AECEnv):
                 "render_fps": 1,
             }
 
-    def __init__(self, render_mode: str | None = None, **options: Any) -> None:
+    def __init__(self, render_mode: str | None = None, keep_eliminated: bool = False, **options: Any) -> None:
         super().__init__()
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ConfigError(f"render_mode must be one of {RENDER_MODES} or None, got {render_mode!r}")
+        if not isinstance(keep_eliminated, (bool, np.bool_)):
+            raise ConfigError(f"keep_eliminated must be True or False, got {keep_eliminated!r}")
         self.render_mode = render_mode
         self.game = self.game_class(**options)
         n = self.game.num_players
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self._seat = {agent: i for i, agent in enumerate(self.possible_agents)}
         num_actions = self.game.num_actions
+        low, high = self.game.observation_bounds()  # finite: the ranges of the encoding's layout table
         obs_space = spaces.Dict({
-            "observation": spaces.Box(low=-np.inf, high=np.inf, shape=(self.game.observation_size,),
-                                      dtype=np.float32),
+            "observation": spaces.Box(low=low, high=high, dtype=np.float32),
             "action_mask": spaces.Box(low=0, high=1, shape=(num_actions,), dtype=np.int8),
         })
         self.observation_spaces = {agent: obs_space for agent in self.possible_agents}
@@ -85,6 +99,12 @@ class CardGameEnv(AECEnv):
         self.np_random = np.random.default_rng()
         # games without eliminations skip the per-step scan for players who left
         self._has_eliminations = self.game.state_class.is_out is not GameState.is_out
+        if keep_eliminated and not self._has_eliminations:
+            raise ConfigError(f"keep_eliminated=True: {self.game.name} has no eliminations (players never leave "
+                              f"before the end); leave it False")
+        #: knocked-out players stay in ``agents`` until the game ends (see the module docstring)
+        self.keep_eliminated = bool(keep_eliminated)
+        self._drops_eliminated = self._has_eliminations and not self.keep_eliminated
         self.state_: GameState | None = None
         self._obs_cache: dict[str, dict[str, np.ndarray]] = {}
         self._mask: np.ndarray | None = None
@@ -106,6 +126,8 @@ class CardGameEnv(AECEnv):
         return self.game.action_names
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        if options:
+            self.game.check_reset_options(options)  # before anything changes
         if seed is not None:
             self.np_random = np.random.default_rng(seed)
         self.state_ = self.game.new_state(self.np_random, options)
@@ -134,7 +156,7 @@ class CardGameEnv(AECEnv):
             done = self.truncations if state.truncated else self.terminations
             for name in self.agents:
                 done[name] = True
-        elif self._has_eliminations:
+        elif self._drops_eliminated:
             for name in self.agents:
                 if state.is_out(self._seat[name]):
                     self.terminations[name] = True
@@ -192,7 +214,7 @@ class CardGameEnv(AECEnv):
             self.agent_selection = self.possible_agents[state.current_player]
         acting = self.agent_selection
         self.infos = {name: {"action_mask": self._mask if name == acting else self._no_mask} for name in self.agents}
-        if self._has_eliminations and not state.is_over and any(self.terminations[n] for n in self.agents):
+        if self._drops_eliminated and not state.is_over and any(self.terminations[n] for n in self.agents):
             self._deads_step_first()
 
     def _render_if_human(self) -> None:

@@ -33,13 +33,36 @@ from typing import Any, ClassVar
 import numpy as np
 
 from card_envs.core.config import GameConfig
-from card_envs.core.errors import IllegalActionError, StateError
+from card_envs.core.errors import ConfigError, IllegalActionError, StateError
 
 NO_PLAYER = -1  #: ``current_player`` once the game is over
+
+#: Reset-option keys every game accepts and ignores. PettingZoo's ``api_test`` and ``parallel_test`` call
+#: ``reset(seed=0, options={"options": 1})`` to check that ``reset`` takes ``options``; that exact key is
+#: let through so the stock checks pass, and every other unknown key is an error.
+PROBE_RESET_OPTIONS = frozenset({"options"})
+
+
+class _EncodingModule:
+    """``Game._encoding``: the game's encoding module (``<game package>.encoding``), looked up on first use
+    and then cached on the game's *class*.
+
+    The encoding depends on the rules, not vice versa, so rules.py cannot import it; and a module kept on
+    the instance would make every game, state and environment unpicklable (``cannot pickle 'module'
+    object``: no ``copy.deepcopy``, no Ray task, no multiprocessing). On the class it costs one plain
+    attribute lookup, and an instance pickles as its config alone.
+    """
+
+    def __get__(self, game: Game | None, cls: type[Game]) -> Any:
+        module = cls._encoding_module()
+        cls._encoding = module  # shadows this descriptor for ``cls`` from now on
+        return module
 
 
 class Game(ABC):
     """A game under one validated configuration. Cheap to build; holds no position."""
+
+    _encoding: Any = _EncodingModule()
 
     #: versioned environment name, e.g. ``"revolutionary_war_v0"``
     name: ClassVar[str]
@@ -51,12 +74,11 @@ class Game(ABC):
     num_actions: ClassVar[int]
     #: name of every action, index = action id (spec section 8)
     action_names: ClassVar[tuple[str, ...]]
+    #: the reset-option keys ``new_state`` reads (the spec's stacked decks, e.g. ``("deck", "decks")``)
+    reset_options: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, **options: Any) -> None:
         self.config = self.config_class.from_options(**options)
-        # the game's encoding module (``<game package>.encoding``) depends on its rules, not vice versa,
-        # so it is bound here rather than imported by rules.py
-        self._encoding = self._encoding_module()
 
     @property
     @abstractmethod
@@ -68,9 +90,31 @@ class Game(ABC):
         """Length of the float32 observation vector (the encoding module's ``OBSERVATION_SIZE``)."""
         return self._encoding.OBSERVATION_SIZE
 
-    @abstractmethod
     def new_state(self, rng: np.random.Generator, options: Mapping[str, Any] | None = None) -> GameState:
-        """Deal a new episode. ``options`` are reset options (``deck``/``decks``); unknown keys are ignored."""
+        """Deal a new episode. ``options`` are reset options: the keys in ``reset_options`` (stacked decks);
+        any other key raises :class:`ConfigError` naming the valid ones (``"options"``, PettingZoo's
+        signature probe, is the one key ignored: see :data:`PROBE_RESET_OPTIONS`)."""
+        if options:
+            self.check_reset_options(options)
+        return self._new_state(rng, options)
+
+    @abstractmethod
+    def _new_state(self, rng: np.random.Generator, options: Mapping[str, Any] | None) -> GameState:
+        """Deal a new episode under checked reset ``options`` (only keys of ``reset_options``, or None)."""
+
+    def check_reset_options(self, options: Mapping[str, Any]) -> None:
+        """Raise :class:`ConfigError` unless every key of ``options`` is a reset option of this game."""
+        if not isinstance(options, Mapping):
+            raise ConfigError(f"{self.name}: reset options must be a dict, got {type(options).__name__}")
+        unknown = sorted(set(options) - set(self.reset_options) - PROBE_RESET_OPTIONS, key=str)
+        if unknown:
+            game_options = [key for key in unknown if key in self.config.to_dict()]
+            hint = f" ({', '.join(map(repr, game_options))}: a game option, given to the constructor)" \
+                if game_options else ""
+            raise ConfigError(
+                f"{self.name}: unknown reset option(s) {', '.join(map(repr, unknown))}{hint}; valid reset "
+                f"options: {', '.join(map(repr, self.reset_options)) or 'none'}"
+            )
 
     def encode(self, view: Any) -> np.ndarray:
         """The float32 observation vector of a player's view (the encoding module's ``encode``)."""
@@ -80,16 +124,28 @@ class Game(ABC):
         """An upper bound on the decisions of one episode under this config (None: unknown)."""
         return None
 
+    def return_bounds(self) -> tuple[float, float]:
+        """``(low, high)``: a range holding every seat's return (``state.returns()``) in any episode under
+        this config (OpenSpiel's min/max utility). Each game derives it from its reward options."""
+        raise NotImplementedError(f"{self.name} does not state its return bounds")
+
     def observation_layout(self) -> tuple[tuple[int, int, str], ...]:
         """(start, stop, meaning) of every observation block; by default the encoding module's ``LAYOUT``."""
         return tuple(self._encoding.LAYOUT)
+
+    def observation_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(low, high)`` float32 arrays: the finite range of every observation entry under this config
+        (the observation ``Box``'s bounds; the encoding module's ``observation_bounds(config)``, which its
+        layout table documents)."""
+        return self._encoding.observation_bounds(self.config)
 
     def encoding_doc(self) -> str:
         """The docstring holding the observation table (the encoding module's)."""
         return self._encoding.__doc__ or ""
 
-    def _encoding_module(self) -> Any:
-        return importlib.import_module(f"{type(self).__module__.rsplit('.', 1)[0]}.encoding")
+    @classmethod
+    def _encoding_module(cls) -> Any:
+        return importlib.import_module(f"{cls.__module__.rsplit('.', 1)[0]}.encoding")
 
     def with_perfect_recall(self) -> Game:
         """This game as seen by players with perfect memory: the same rules, with views that show
@@ -300,6 +356,16 @@ class GameState(ABC):
         return type(other) is type(self) and self.to_dict() == other.to_dict()  # type: ignore[union-attr]
 
     __hash__ = None  # type: ignore[assignment]
+
+
+def unit_bounds(size: int, wider: Sequence[tuple[int, int, float]] = ()) -> tuple[np.ndarray, np.ndarray]:
+    """Observation bounds where every entry lies in [0, 1] except the ``(start, stop, high)`` blocks of
+    ``wider`` (entries ``start..stop-1`` lie in [0, high]); for an encoding's ``observation_bounds``."""
+    low = np.zeros(size, np.float32)
+    high = np.ones(size, np.float32)
+    for start, stop, top in wider:
+        high[start:stop] = top
+    return low, high
 
 
 def replay(game: Game, actions: Sequence[int], *, seed: int | None = None,

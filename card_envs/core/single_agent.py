@@ -6,17 +6,24 @@ engine directly (``card_envs.make_game`` + ``GameState``), not the AEC env, for 
 
 >>> from card_envs.core.single_agent import SingleAgentEnv
 >>> from agents.base import RandomAgent
->>> env = SingleAgentEnv("revolutionary_war_v0", opponents=[RandomAgent(0)])
+>>> env = SingleAgentEnv("battlecards_v0", opponents=[RandomAgent(0)], num_players=3)  # game options as keywords
 >>> observation, info = env.reset(seed=0)
 >>> mask = env.action_masks()                      # int8, 1 = legal for the learner
+
+The same through Gymnasium (ids registered on ``import card_envs``; see :mod:`card_envs.registration`)::
+
+    env = gymnasium.make("card_envs/Battlecards-v0", opponents=[RandomAgent(0)], num_players=3)
 
 =====================  ======================================================================
 Seats                  the learner takes one seat, drawn uniformly at random every episode
                        (``seat=k`` fixes it); every other seat is played by an opponent
                        drawn from ``opponents`` at each reset
-Observation space      ``Box(float32, (game.observation_size,))``: ``game.encode`` of the
-                       learner's view (the game's observation table); with an ``advisor``,
-                       ``game.num_actions`` more entries follow: the advice (below)
+Game options           keyword arguments (``SingleAgentEnv("battlecards_v0", opponents,
+                       num_players=4)``), or a dict ``options=``, or a built ``Game``
+Observation space      ``Box(low, high, (game.observation_size,), float32)``: ``game.encode`` of
+                       the learner's view (the game's observation table, whose range column gives
+                       the finite bounds: ``game.observation_bounds()``); with an ``advisor``,
+                       ``game.num_actions`` more entries in [0, 1] follow: the advice (below)
 Action space           ``Discrete(game.num_actions)``; ``action_masks()`` gives the legal set
                        (all zeros once the episode is over). Not repeated in ``info``:
                        SB3's vector envs deep-copy every info dict on every step
@@ -42,23 +49,31 @@ duplicate baseline     ``baseline=<agent>``: every deal is also played with that
                        reduction of duplicate bridge (a rollout baseline, as in Kool, van Hoof &
                        Welling 2019). ``info["baseline_return"]`` has it. Costs one more game per
                        episode
-``advisor``            an agent (e.g. the game's strongest rule-based player) whose choice in
-                       the learner's position is appended to the observation as a one-hot
-                       (``agents.base.advised_observation``; all zeros once the episode is
-                       over): residual policy learning, where a policy that copies the advice
-                       plays as the advisor does. Every seat has its own copy of the advisor,
-                       reseeded and reset each episode, and callable opponents (snapshots of
-                       the learner) read advised observations of their own seat too
-illegal action         ``illegal_action="raise"`` (default): :class:`IllegalActionError` naming
-                       the action and the legal set, nothing changes. ``"lose"``: as PettingZoo's
-                       classic envs, the episode ends (terminated) with reward -1 for the learner
-                       and ``info["illegal_action"]`` set -- for learners without masking, and
-                       for Gymnasium's ``check_env``, which steps with unmasked samples
+``advisor``, ``advise``  ``advisor``: an agent (e.g. the game's strongest rule-based player) whose
+                       choice in the learner's position is appended to the observation as a
+                       one-hot (all zeros once the episode is over): residual policy learning,
+                       where a policy that copies the advice plays as the advisor does.
+                       ``advise(decision, advisor) -> observation`` is the hook that builds the
+                       advised observation (``agents.base.advised_observation``; the trainer
+                       passes it), so this module imports nothing from ``agents``. Every seat has
+                       its own copy of the advisor, reseeded and reset each episode, and callable
+                       opponents (snapshots of the learner) read advised observations of their
+                       own seat too
+illegal action         ``illegal_action="raise"`` (default of this class): :class:`IllegalActionError`
+                       naming the action and the legal set, nothing changes. ``"lose"`` (default
+                       of the ``gymnasium.make`` ids): as PettingZoo's classic envs, the episode
+                       ends (terminated) with reward -1 for the learner and
+                       ``info["illegal_action"]`` set -- for learners without masking, and for
+                       Gymnasium's and SB3's ``check_env``, which step with unmasked samples
 =====================  ======================================================================
 
 Opponents. Each is either an agent (``agents.base.Agent``: ``reset(game, seat)`` at the start of
-an episode, then ``act(decision)``; it reads only its seat's view) or any callable policy
-``policy(observation, mask) -> action`` on that seat's observation vector and int8 mask.
+an episode, then ``act(decision)`` with a :class:`~card_envs.core.decision.Decision`; it reads only
+its seat's view) or any callable policy ``policy(observation, mask) -> action`` on that seat's
+observation vector and int8 mask. They are passed as objects, never as names: this module cannot
+import ``agents`` (layers point down), so the caller builds them (``agents.registry.make_agent(game,
+"heuristic:counting")``, a trained policy, ...). Without ``opponents`` every other seat plays
+:class:`RandomPolicy` (uniformly random legal actions), so ``gymnasium.make(id)`` works as is.
 ``opponents`` is a sequence of them (one is drawn uniformly per seat and episode) or a pool
 object with ``sample(rng, seat) -> opponent`` (``train.pool.OpponentPool``); the env's seeded
 generator makes every draw, and reseeds every opponent's ``rng`` attribute (an ``Agent`` has one)
@@ -85,6 +100,7 @@ import numpy as np
 from gymnasium import spaces
 
 from card_envs.core.config import finite_number
+from card_envs.core.decision import Decision
 from card_envs.core.engine import Game, GameState
 from card_envs.core.errors import ConfigError, StateError
 
@@ -97,12 +113,13 @@ class SingleAgentEnv(gymnasium.Env):
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
 
-    def __init__(self, game: str | Game, opponents: Any, *, seat: int | None = None,
+    def __init__(self, game: str | Game, opponents: Any = None, *, seat: int | None = None,
                  options: Mapping[str, Any] | None = None, illegal_action: str = "raise",
                  render_mode: str | None = None, baseline: Any = None, draw_reward: float = 0.0,
-                 advisor: Any = None) -> None:
+                 advisor: Any = None, advise: Callable[[Decision, Any], np.ndarray] | None = None,
+                 **game_options: Any) -> None:
         super().__init__()
-        self.game = _make_game(game, options)
+        self.game = _make_game(game, options, game_options)
         players = self.game.num_players
         if players < 2:
             raise ConfigError(f"{self.game.name}: a single-agent view needs at least 2 seats, the game has {players}")
@@ -114,7 +131,7 @@ class SingleAgentEnv(gymnasium.Env):
             raise ConfigError(f"illegal_action must be 'raise' or 'lose', got {illegal_action!r}")
         self.render_mode = render_mode
         self.illegal_action = illegal_action
-        self.opponents = _check_opponents(opponents)
+        self.opponents = _check_opponents([RandomPolicy()] if opponents is None else opponents)
         if baseline is not None and not hasattr(baseline, "act"):
             raise ConfigError(f"baseline must be an Agent (with act(decision)), got {baseline!r}")
         self.baseline = baseline
@@ -123,10 +140,17 @@ class SingleAgentEnv(gymnasium.Env):
         self.fixed_seat = None if seat is None else int(seat)
         if advisor is not None and not hasattr(advisor, "act"):
             raise ConfigError(f"advisor must be an Agent (with act(decision)), got {advisor!r}")
+        if (advisor is None) != (advise is None) or (advise is not None and not callable(advise)):
+            raise ConfigError("advisor and advise go together: advisor=<Agent>, advise=<hook (decision, advisor) -> "
+                              "observation>, e.g. agents.base.advised_observation")
         #: one copy of the advisor per seat (an advisor may remember the episode), or None
         self.advisors = None if advisor is None else [copy.deepcopy(advisor) for _ in range(players)]
-        size = self.game.observation_size + (self.game.num_actions if advisor is not None else 0)
-        self.observation_space = spaces.Box(-np.inf, np.inf, (size,), np.float32)
+        self.advise = advise
+        low, high = self.game.observation_bounds()
+        if advisor is not None:  # the advice: a one-hot over the actions
+            low = np.concatenate([low, np.zeros(self.game.num_actions, np.float32)])
+            high = np.concatenate([high, np.ones(self.game.num_actions, np.float32)])
+        self.observation_space = spaces.Box(low, high, dtype=np.float32)
         self.action_space = spaces.Discrete(self.game.num_actions)
         self.state: GameState | None = None
         self.ended = True  # no episode under way until reset
@@ -135,7 +159,6 @@ class SingleAgentEnv(gymnasium.Env):
         self.lineup: list[Any] = []
         self._mask = np.zeros(self.game.num_actions, np.int8)
         self._no_mask = self._mask
-        self._decision_class: type | None = None
         self._advisor_seeds: list[int] = []
 
     # -- Gymnasium API ------------------------------------------------------------------------------
@@ -144,6 +167,8 @@ class SingleAgentEnv(gymnasium.Env):
               ) -> tuple[np.ndarray, dict[str, Any]]:
         """Deal (``options`` are the game's reset options, e.g. ``{"deck": [...]}``), pick the
         learner's seat and the opponents, and play until the learner's first decision."""
+        if options:
+            self.game.check_reset_options(options)  # before anything changes
         super().reset(seed=seed)
         rng = self.np_random
         for _ in range(MAX_REDEALS):
@@ -271,14 +296,10 @@ class SingleAgentEnv(gymnasium.Env):
     def _agent_action(self, agent: Any, player: int) -> int:
         return agent.act(self._decision(player))
 
-    def _decision(self, player: int) -> Any:
-        """The ``agents.base.Decision`` facing ``player`` (the one to act)."""
+    def _decision(self, player: int) -> Decision:
+        """The decision facing ``player`` (the one to act)."""
         state = self.state
-        if self._decision_class is None:
-            from agents.base import Decision  # the Agent interface's decision type (no torch)
-
-            self._decision_class = Decision
-        return self._decision_class(self.game, player, state.view(player), state.legal_actions())
+        return Decision(self.game, player, state.view(player), state.legal_actions())
 
     def _draw_opponent(self, rng: np.random.Generator, seat: int) -> Any:
         if hasattr(self.opponents, "sample"):
@@ -297,9 +318,7 @@ class SingleAgentEnv(gymnasium.Env):
             return self.game.encode(state.view(player))
         if state.is_over or state.current_player != player:
             return np.concatenate([self.game.encode(state.view(player)), np.zeros(self.game.num_actions, np.float32)])
-        from agents.base import advised_observation
-
-        return advised_observation(self._decision(player), self.advisors[player])
+        return self.advise(self._decision(player), self.advisors[player])
 
     def _final_info(self) -> dict[str, Any]:
         state = self.state
@@ -309,14 +328,35 @@ class SingleAgentEnv(gymnasium.Env):
                 "opponents": [_name(o) for o in self.lineup if o is not None], "won": won, "is_success": won}
 
 
-def _make_game(game: str | Game, options: Mapping[str, Any] | None) -> Game:
+class RandomPolicy:
+    """The default opponent: a uniformly random legal action, as a callable policy ``(observation, mask)
+    -> action``. Its ``rng`` is reseeded by the env at every reset (so ``reset(seed=s)`` fixes its play)."""
+
+    name = "random"
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def __call__(self, observation: np.ndarray, mask: np.ndarray) -> int:
+        legal = np.flatnonzero(mask)
+        return int(legal[self.rng.integers(len(legal))])
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def _make_game(game: str | Game, options: Mapping[str, Any] | None, game_options: Mapping[str, Any]) -> Game:
+    if options and game_options:
+        raise ConfigError(f"give game options as keywords or as options=, not both (got options={dict(options)} "
+                          f"and {', '.join(game_options)})")
+    options = {**(options or {}), **game_options}
     if isinstance(game, Game):
         if options:
-            raise ConfigError("pass game options either to the Game or as options, not both")
+            raise ConfigError(f"pass game options either to the Game or here, not both (got {', '.join(options)})")
         return game
     import card_envs
 
-    return card_envs.make_game(game, **dict(options or {}))
+    return card_envs.make_game(game, **options)
 
 
 def _check_opponent(opponent: Any) -> Any:
@@ -343,4 +383,4 @@ def _name(opponent: Any) -> str:
 
 OpponentPolicy = Callable[[np.ndarray, np.ndarray], int]
 
-__all__ = ["MAX_REDEALS", "OpponentPolicy", "SingleAgentEnv"]
+__all__ = ["MAX_REDEALS", "OpponentPolicy", "RandomPolicy", "SingleAgentEnv"]

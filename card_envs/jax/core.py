@@ -1,22 +1,34 @@
-"""What every JAX engine shares: the ``pgx.Env`` base, ``make`` / ``from_state``, card tables, array helpers.
+"""What every JAX engine shares: the ``pgx.Env`` base, ``make`` / ``from_state``, array helpers, auto-reset.
 
 A game file (``card_envs/jax/<game>.py``, Pgx style: one file, a frozen state, small pure functions)
-defines its ``State`` (a ``pgx.State`` dataclass) and a :class:`CardEnv` subclass that fills in:
+defines its ``State`` (a :class:`CardState` dataclass) and an ``Env`` (a :class:`CardEnv` subclass) that
+fills in:
 
-==============================  ====================================================================
-member                          what it is
-==============================  ====================================================================
-``name``                        the versioned env name of the Python engine, e.g. ``"revolution_v0"``
-``state_class``                 the game's ``State``
-``unsupported_options``         ``{option: reason}``: options of the Python engine this engine
-                                refuses at ``make`` unless they keep their default (empty: all run)
-``_init(key)``                  a fresh deal, shuffled with ``key`` (Pgx)
-``_step(state, action, key)``   one decision of the Python engine; the decision-free rest of the
-                                turn resolved inside (Pgx); later shuffles come from ``key``
-``_observe(state, player)``     ``game.encode(state.view(player))`` of the equal Python state (Pgx)
-``_legal_action_mask(state)``   bool ``(num_actions,)``: the Python engine's legal set
-``_game_fields(py_state)``      the game's own arrays (underscore names) of a Python ``GameState``
-==============================  ====================================================================
+===============================  =================================================================
+member                           what it is
+===============================  =================================================================
+``name``                         the versioned env name of the Python engine, e.g. ``"revolution_v0"``
+``state_class``                  the game's ``State``
+``unsupported_options``          ``{option: reason}``: options of the Python engine that this engine
+                                 refuses at ``make`` unless they keep their default (empty: all run)
+``step_uses_key``                ``False`` if ``_step`` draws no randomness (then ``step`` needs no key)
+``chance_fields``                game arrays that hold future chance (decks of later games, drawn
+                                 from a key): not part of the position, so lockstep does not compare
+                                 them and ``from_state`` fills them from its ``key``
+``_init(key)``                   a fresh deal shuffled with ``key``: the game arrays, ``rewards`` zero,
+                                 ``current_player``; ``observation`` / ``legal_action_mask`` may be
+                                 placeholders (the core fills them)
+``_step(state, action, key)``    one *legal* decision of the Python engine (``_step_count`` already
+                                 counts it): game arrays, ``rewards`` of this step, ``terminated``,
+                                 ``truncated``, ``current_player``; the decision-free rest of the turn
+                                 is resolved inside; later shuffles come from ``key``
+``_observe(state, player)``      ``game.encode(state.view(player))`` of the equal Python state
+``_legal_action_mask(state)``    bool ``(num_actions,)``: the Python engine's legal set of
+                                 ``current_player`` (only read while the episode runs)
+``_game_fields(py_state, seed)`` the game arrays (numpy, underscore names) of a Python ``GameState``;
+                                 chance fields drawn from ``numpy.random.default_rng(seed)`` (a game
+                                 without chance fields may define ``_game_fields(py_state)``)
+===============================  =================================================================
 
 Conventions, the same in every game (the Python engine is the reference; ``card_envs.jax.lockstep``
 checks them):
@@ -24,30 +36,58 @@ checks them):
 ==========================  ========================================================================
 field / behaviour           meaning
 ==========================  ========================================================================
-``current_player``          int32 seat to act; ``-1`` once the episode is over (Python ``NO_PLAYER``)
-``observation``             ``observe(state, current_player)``; seat 0's once the episode is over
+``current_player``          int32 seat to act; ``0`` once the episode is over (Pgx requires a valid
+                            seat; the Python engine says ``-1``)
+``observation``             ``observe(state, current_player)`` (float32, the Python encoding)
 ``rewards``                 float32 ``(num_players,)``: what the last step earned, as Python's
                             ``state.rewards`` (zero-sum unless an option shapes them)
 ``terminated``              the game (or match) ended; ``truncated``: a step limit ended it
-``legal_action_mask``       bool ``(num_actions,)``, Python's legal set; all True once terminated
-                            (Pgx's convention, so that masked softmaxes stay finite)
+``legal_action_mask``       bool ``(num_actions,)``, Python's legal set; all True once the episode is
+                            over (Pgx's convention, so that masked softmaxes stay finite)
 ``_step_count``             decisions so far (Python ``len(state.history)``)
-game arrays                 fixed-size int32/bool arrays, names with a leading underscore (Pgx's
-                            API test allows no other public fields)
-illegal action              as the wrapped PettingZoo ``env()``: the episode ends, the mover gets
-                            -1 and every other seat 0
-step after the end          no change, zero rewards (Pgx)
+game arrays                 fixed-size int arrays, names with a leading underscore (Pgx's API test
+                            allows no other public fields)
+illegal action              (not in the mask, or out of range) the state is left as it was, the
+                            episode ends (``terminated``), the mover gets -1 and every other seat
+                            ``+1 / (num_players - 1)`` (Pgx's penalty, zero-sum for any seat count)
+step after the end          nothing changes but ``rewards``, which are zero (Pgx)
 ==========================  ========================================================================
 
 Options are static: fixed at ``make``, validated by the Python engine's config class (the same
-:class:`~card_envs.core.errors.ConfigError`), so every jitted function is specialised to them.
+:class:`~card_envs.core.errors.ConfigError`, naming the option), so every jitted function is specialised
+to them. An option the JAX engine cannot run is refused at ``make``, never ignored.
+
+Batched play with auto-reset (the engines are built for ``jax.vmap``):
+
+========================================  ================================================================
+helper                                    use
+========================================  ================================================================
+:func:`step_autoreset`                    per state (vmap it), as ``pgx.experimental.auto_reset``: a step
+                                          that ends the episode returns the next episode's first state,
+                                          keeping the step's ``rewards`` / ``terminated`` / ``truncated``
+                                          (for trainers; pays a deal on every step under ``vmap``)
+:func:`reset_finished`                    on a batch: re-deals at most ``slots`` finished states per call
+                                          (the deal is paid only for them; ``lazy=True``: only once
+                                          ``slots`` wait; benchmarks, and trainers that read rewards and
+                                          flags before calling it)
+:func:`random_legal_actions`              a random legal action per state of a batch
+========================================  ================================================================
+
+Helpers for the game files: :func:`shuffled` (a deck permutation from a key), :func:`one_hot`, :func:`popcount`,
+:func:`card_mask`, ``RANK_VALUE`` / ``SUIT_INDEX`` (numpy tables by card id),
+:func:`seat_rows` (update one seat's row without a gather), :func:`tree_where`, :class:`ExactRatios`
+(observation entries ``n / d`` bit-equal to the Python encoding's; XLA's ``n * (1 / d)`` is not) and
+:func:`padded` (for ``_game_fields``).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import importlib
-from collections.abc import Sequence
-from functools import cached_property
+import importlib.util
+import inspect
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import jax
@@ -58,10 +98,10 @@ import pgx
 import card_envs
 from card_envs.cards import RANK_VALUE as _RANK_VALUE
 from card_envs.cards import SUIT_INDEX as _SUIT_INDEX
-from card_envs.core.engine import NO_PLAYER, Game, GameState
+from card_envs.core.engine import Game, GameState
 from card_envs.core.errors import ConfigError
 
-#: JAX engine module of every env name that has one
+#: JAX engine module of every env name that has one (or will have: a missing module is reported by ``make``)
 JAX_GAMES: dict[str, str] = {
     "revolutionary_war_v0": "card_envs.jax.revolutionary_war",
     "revolution_v0": "card_envs.jax.revolution",
@@ -69,21 +109,53 @@ JAX_GAMES: dict[str, str] = {
     "bloodlines_v0": "card_envs.jax.bloodlines",
 }
 
-#: rank value per card id (A=1 .. K=13, jokers 0) and suit index (C=0 .. S=3, jokers -1), as numpy
-#: constants: indexing them inside a trace embeds them in the compiled step
+#: ``current_player`` of a state whose episode is over
+OVER_PLAYER = 0
+
+#: rank value per card id (A=1 .. K=13, jokers 0) and suit index (C=0 .. S=3, jokers -1), as numpy constants:
+#: indexing them inside a trace embeds them in the compiled step
 RANK_VALUE = np.asarray(_RANK_VALUE, dtype=np.int32)
 SUIT_INDEX = np.asarray(_SUIT_INDEX, dtype=np.int32)
 
 TRUE = jnp.bool_(True)
 FALSE = jnp.bool_(False)
 
+#: the base fields of every Pgx state (the game arrays come after them)
+PGX_FIELDS: tuple[str, ...] = (
+    "current_player", "observation", "rewards", "terminated", "truncated", "legal_action_mask", "_step_count",
+)
+
+
+@pgx._src.struct.dataclass
+class CardState(pgx.State):
+    """Base of every game's ``State``: Pgx's fields, and the env name as ``env_id``.
+
+    A game's ``State`` adds its arrays (underscore names) and sets ``name`` (a class attribute)."""
+
+    name: ClassVar[str] = ""
+
+    @property
+    def env_id(self) -> str:  # type: ignore[override]
+        return self.name
+
+    def _repr_html_(self) -> None:  # type: ignore[override]
+        return None  # notebooks fall back to repr(): Pgx's SVG renderer does not know the card games
+
+    def to_svg(self, **_: Any) -> str:
+        raise NotImplementedError(
+            f"{self.name}: Pgx's SVG visualizer knows only Pgx's own games; render a position with the Python "
+            "engine instead (card_envs.make_game(...).new_state(...).render())"
+        )
+
 
 class CardEnv(pgx.Env):
     """The ``pgx.Env`` of one game under fixed options; see the module docstring."""
 
     name: ClassVar[str]
-    state_class: ClassVar[type[pgx.State]]
+    state_class: ClassVar[type[CardState]]
     unsupported_options: ClassVar[dict[str, str]] = {}
+    step_uses_key: ClassVar[bool] = True
+    chance_fields: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, **options: Any) -> None:
         super().__init__()
@@ -95,13 +167,17 @@ class CardEnv(pgx.Env):
     def _refuse_unsupported(self) -> None:
         defaults = type(self.config)()
         for option, reason in self.unsupported_options.items():
-            if getattr(self.config, option) != getattr(defaults, option):
-                raise ConfigError(f"{self.name}: option {option!r} is not supported by the JAX engine: {reason}")
+            value = getattr(self.config, option)
+            if value != getattr(defaults, option):
+                raise ConfigError(
+                    f"{self.name}: option {option}={value!r} is not supported by the JAX engine ({reason}); "
+                    f"leave it at its default {getattr(defaults, option)!r} or use the Python engine"
+                )
 
     # -- the Pgx API ------------------------------------------------------------------------------
 
     @property
-    def id(self) -> str:
+    def id(self) -> str:  # type: ignore[override]
         return self.name
 
     @property
@@ -124,107 +200,170 @@ class CardEnv(pgx.Env):
     def action_names(self) -> tuple[str, ...]:
         return self.game.action_names
 
-    def observe(self, state: pgx.State, player_id: Any = None) -> jax.Array:
-        """``game.encode(view(player_id))`` of the equal Python state (default: the observation's seat)."""
+    def init(self, key: jax.Array) -> CardState:
+        """A fresh episode dealt with ``key`` (Pgx)."""
+        return self._finished(self._init(key))
+
+    def step(self, state: CardState, action: jax.Array, key: jax.Array | None = None) -> CardState:
+        """One decision (Pgx): the game's step, or the illegal-action ending, or no change after the end.
+
+        ``key`` feeds the shuffles a step may need (e.g. the next deal); games whose steps draw nothing
+        (``step_uses_key = False``) accept ``None``."""
+        if key is None and self.step_uses_key:
+            raise ValueError(f"{self.name}: step(state, action, key) needs a PRNG key (later shuffles use it)")
+        action = jnp.asarray(action, jnp.int32)
+        legal_id = (action >= 0) & (action < self.num_actions)
+        action = jnp.clip(action, 0, self.num_actions - 1)
+        over = state.terminated | state.truncated
+        illegal = ~(legal_id & state.legal_action_mask[action])
+        counted = state.replace(_step_count=state._step_count + 1)
+        stepped = self._step(counted, action, key)
+        refused = counted.replace(rewards=self._illegal_action_rewards(state.current_player),
+                                  terminated=jnp.bool_(True))
+        after_end = state.replace(rewards=jnp.zeros_like(state.rewards))
+        return self._finished(tree_where(over, after_end, tree_where(illegal, refused, stepped)))
+
+    def _illegal_action_rewards(self, mover: jax.Array) -> jax.Array:
+        others = 1.0 / max(self.num_players - 1, 1)
+        return jnp.where(jnp.arange(self.num_players) == mover, -1.0, others).astype(jnp.float32)
+
+    def observe(self, state: CardState, player_id: Any = None) -> jax.Array:
+        """``game.encode(view(player_id))`` of the equal Python state (default: ``current_player``)."""
         if player_id is None:
-            player_id = observation_seat(state.current_player)
+            player_id = state.current_player
         return jax.lax.stop_gradient(self._observe(state, jnp.asarray(player_id, jnp.int32)))
 
-    def _step_with_illegal_action(self, state: pgx.State, loser: jax.Array) -> pgx.State:
-        rewards = jnp.zeros_like(state.rewards).at[loser].set(-1.0)
-        penalised = state.replace(rewards=rewards, terminated=TRUE, current_player=jnp.int32(NO_PLAYER))
-        # no seat was to act (loser -1): a step after the end, which changes nothing (Pgx). A truncated
-        # state's mask is empty, so Pgx's step calls this for it too.
-        return jax.tree.map(lambda bad, unchanged: jnp.where(loser >= 0, bad, unchanged), penalised, state)
+    def legal_action_mask(self, state: CardState) -> jax.Array:
+        """The legal actions of ``current_player``, recomputed from the game arrays (all True once over)."""
+        return self._legal_action_mask(state) | state.terminated | state.truncated
 
-    def step(self, state: pgx.State, action: jax.Array, key: jax.Array | None = None) -> pgx.State:
-        """Pgx's step (illegal action and after-the-end handling), with the observation of
-        :func:`observation_seat`. ``key`` feeds the shuffles a step may need (e.g. the next deal)."""
-        if key is None:
-            raise ValueError(f"{self.name}: step(state, action, key) needs a PRNG key (later shuffles use it)")
-        return super().step(state, action, key)
+    def _finished(self, state: CardState) -> CardState:
+        """Pgx's derived fields of a state whose game arrays are final."""
+        over = state.terminated | state.truncated
+        state = state.replace(
+            current_player=jnp.where(over, OVER_PLAYER, state.current_player).astype(jnp.int32),
+            legal_action_mask=self._legal_action_mask(state) | over,
+        )
+        return state.replace(observation=self.observe(state))
 
-    def legal_action_mask(self, state: pgx.State) -> jax.Array:
-        """The legal actions of ``current_player`` (recomputed from the game arrays)."""
-        return self._legal_action_mask(state)
+    # -- to implement in a game -------------------------------------------------------------------
 
-    def _legal_action_mask(self, state: pgx.State) -> jax.Array:
+    def _init(self, key: jax.Array) -> CardState:
+        raise NotImplementedError
+
+    def _step(self, state: CardState, action: jax.Array, key: jax.Array | None) -> CardState:
+        raise NotImplementedError
+
+    def _observe(self, state: CardState, player_id: jax.Array) -> jax.Array:
+        raise NotImplementedError
+
+    def _legal_action_mask(self, state: CardState) -> jax.Array:
+        raise NotImplementedError
+
+    def _game_fields(self, py_state: GameState, seed: tuple[int, ...]) -> dict[str, np.ndarray]:
         raise NotImplementedError
 
     # -- Python positions ---------------------------------------------------------------------------
 
-    def from_state(self, py_state: GameState) -> pgx.State:
+    def from_state(self, py_state: GameState, key: jax.Array | None = None) -> CardState:
         """The JAX state equal to ``py_state`` (any position, any time in the episode).
 
-        The legal mask and the observation are computed by this engine from the converted arrays, not
-        copied, so a lockstep test of ``from_state`` checks them."""
-        return self._finish_conversion(self._converted(py_state))
+        Equal means: the same observation for every seat, legal mask, rewards of the last step, flags and
+        step count, and the same future for every sequence of actions, up to chance the Python state has
+        not drawn yet (its generator; ``chance_fields`` are drawn from ``key``, default ``PRNGKey(0)``).
+        The mask and the observation are computed by this engine from the converted arrays, not copied,
+        so a lockstep test of ``from_state`` checks them."""
+        return self._finish_conversion(self._base_fields(py_state, _seed(key)))
 
-    def from_states(self, py_states: Sequence[GameState]) -> pgx.State:
-        """``from_state`` of each, stacked along a new leading batch axis (one jitted pass for the batch)."""
+    def from_states(self, py_states: Sequence[GameState], key: jax.Array | None = None) -> CardState:
+        """``from_state`` of each, stacked along a new leading batch axis (one jitted pass for the batch;
+        each state draws its chance fields from its own stream of ``key``)."""
         if not py_states:
             raise ValueError("from_states needs at least one state")
-        # stacked on the host (numpy) and moved to the device once: stacking device arrays leaf by leaf
-        # costs more than the conversion itself
-        converted = [self._converted(s) for s in py_states]
-        return self._finish_conversions(jax.tree.map(lambda *leaves: np.stack(leaves), *converted))
+        seed = _seed(key)
+        rows = [self._base_fields(s, (*seed, i)) for i, s in enumerate(py_states)]
+        stacked = {name: np.stack([row[name] for row in rows]) for name in rows[0]}
+        return self._finish_conversions(stacked)
 
-    def _converted(self, py_state: GameState) -> pgx.State:
+    def _base_fields(self, py_state: GameState, seed: tuple[int, ...]) -> dict[str, np.ndarray]:
         game = py_state.game
         if game.name != self.name or game.config != self.config:
             raise ConfigError(
                 f"from_state: a state of {game.name} under {game.config} does not fit this engine "
-                f"({self.name} under {self.config})"
+                f"({self.name} under {self.config}); make the engine with the state's options"
             )
-        # numpy leaves (host arrays): ``jit`` moves them to the device in one go
-        return self.state_class(
-            current_player=np.int32(py_state.current_player),
-            observation=np.zeros(self.observation_shape, np.float32),
-            rewards=np.asarray(py_state.rewards, np.float32),
-            terminated=np.bool_(py_state.terminated),
-            truncated=np.bool_(py_state.truncated),
-            legal_action_mask=np.zeros(self.num_actions, np.bool_),
-            _step_count=np.int32(len(py_state.history)),
-            **{name: np.asarray(value) for name, value in self._game_fields(py_state).items()},
-        )
+        over = py_state.terminated or py_state.truncated
+        fields = {
+            "current_player": np.int32(OVER_PLAYER if over else py_state.current_player),
+            "observation": np.zeros(self.observation_shape, np.float32),
+            "rewards": np.asarray(py_state.rewards, np.float32),
+            "terminated": np.bool_(py_state.terminated),
+            "truncated": np.bool_(py_state.truncated),
+            "legal_action_mask": np.zeros(self.num_actions, np.bool_),
+            "_step_count": np.int32(len(py_state.history)),
+        }
+        game_fields = self._game_fields(py_state, seed) if self._fields_take_seed else self._game_fields(py_state)
+        fields.update({name: np.asarray(value) for name, value in game_fields.items()})
+        return fields
 
-    def _game_fields(self, py_state: GameState) -> dict[str, Any]:
-        raise NotImplementedError
+    @functools.cached_property
+    def _fields_take_seed(self) -> bool:
+        """Whether ``_game_fields`` takes the ``seed`` (a game without chance fields may leave it out)."""
+        return len(inspect.signature(self._game_fields).parameters) >= 2
 
-    @cached_property
-    def _finish_conversion(self) -> Any:
-        def finish(state: pgx.State) -> pgx.State:
-            mask = self._legal_action_mask(state) | state.terminated
-            state = state.replace(legal_action_mask=mask)
-            return state.replace(observation=self.observe(state))
+    @functools.cached_property
+    def _finish_conversion(self) -> Callable[[dict[str, Any]], CardState]:
+        return jax.jit(lambda fields: self._finished(self.state_class(**fields)))
 
-        return jax.jit(finish)
+    @functools.cached_property
+    def _finish_conversions(self) -> Callable[[dict[str, Any]], CardState]:
+        return jax.jit(jax.vmap(lambda fields: self._finished(self.state_class(**fields))))
 
-    @cached_property
-    def _finish_conversions(self) -> Any:
-        return jax.jit(jax.vmap(self._finish_conversion))
+    def game_fields(self) -> tuple[str, ...]:
+        """Names of the game arrays of this engine's ``State`` (after Pgx's fields)."""
+        return tuple(f.name for f in dataclasses.fields(self.state_class) if f.name not in PGX_FIELDS)
 
     def __repr__(self) -> str:
-        return f"card_envs.jax.make({self.name!r}, **{self.config.to_dict()})"
+        options = ", ".join(f"{k}={v!r}" for k, v in self.config.to_dict().items())
+        return f"card_envs.jax.make({self.name!r}{', ' if options else ''}{options})"
 
 
 def make(env_name: str, **options: Any) -> CardEnv:
     """The JAX engine of ``env_name`` under ``options`` (the Python engine's options, validated alike)."""
     if env_name not in card_envs.ENV_NAMES:
         raise ConfigError(f"unknown environment {env_name!r}; registered: {', '.join(card_envs.ENV_NAMES)}")
-    try:
-        module = importlib.import_module(JAX_GAMES[env_name])
-    except ModuleNotFoundError as error:
-        if error.name != JAX_GAMES[env_name]:
-            raise
-        available = [name for name in JAX_GAMES if _has_module(JAX_GAMES[name])]
-        raise ConfigError(f"{env_name} has no JAX engine yet; available: {', '.join(available) or 'none'}") from None
-    return module.Env(**options)
+    if env_name not in JAX_GAMES or not _has_module(JAX_GAMES[env_name]):
+        raise ConfigError(
+            f"{env_name} has no JAX engine yet; available: {', '.join(available_games()) or 'none'} "
+            "(the Python engine runs every game: card_envs.make_game)"
+        )
+    return importlib.import_module(JAX_GAMES[env_name]).Env(**options)
 
 
-def from_state(py_state: GameState) -> pgx.State:
-    """The JAX state equal to a Python engine state (of any game that has a JAX engine)."""
-    return make(py_state.game.name, **py_state.game.config.to_dict()).from_state(py_state)
+def available_games() -> list[str]:
+    """The env names whose JAX engine is installed in this checkout."""
+    return [name for name, module in JAX_GAMES.items() if _has_module(module)]
+
+
+def from_state(py_state: GameState, key: jax.Array | None = None) -> CardState:
+    """The JAX state equal to a Python engine state, of any game that has a JAX engine (engines are cached
+    per game and options, so their compiled conversion is reused)."""
+    game = py_state.game
+    return _cached_engine(game.name, tuple(sorted(game.config.to_dict().items()))).from_state(py_state, key)
+
+
+@functools.lru_cache(maxsize=32)
+def _cached_engine(env_name: str, options: tuple[tuple[str, Any], ...]) -> CardEnv:
+    return make(env_name, **dict(options))
+
+
+def _seed(key: jax.Array | None) -> tuple[int, ...]:
+    """A numpy seed from a JAX key (``PRNGKey(0)`` when None): ``from_state`` draws chance fields in numpy,
+    so that converting many states costs no device round trip per state."""
+    key = jax.random.PRNGKey(0) if key is None else key
+    if jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
+        key = jax.random.key_data(key)
+    return tuple(int(word) for word in np.asarray(key).ravel())
 
 
 def _has_module(module: str) -> bool:
@@ -234,9 +373,70 @@ def _has_module(module: str) -> bool:
 # -- helpers for the game files ------------------------------------------------------------------
 
 
+def tree_where(condition: jax.Array, on_true: Any, on_false: Any) -> Any:
+    """``jnp.where(condition, a, b)`` leaf by leaf over two pytrees of equal structure (a scalar condition)."""
+    return jax.tree.map(lambda a, b: jnp.where(condition, a, b), on_true, on_false)
+
+
+def one_hot(index: jax.Array, size: int, dtype: Any = jnp.int32) -> jax.Array:
+    """``size`` entries, 1 at ``index`` (none if ``index`` is out of range, e.g. -1 for "no card")."""
+    return (jnp.arange(size, dtype=jnp.int32) == index).astype(dtype)
+
+
+def seat_rows(seat: jax.Array, num_players: int) -> jax.Array:
+    """Column vector selecting one seat's row of a ``(num_players, n)`` array, for row updates without gathers."""
+    return (jnp.arange(num_players, dtype=jnp.int32) == seat)[:, None]
+
+
+def shuffled(key: jax.Array, n: int) -> jax.Array:
+    """A uniformly random permutation of ``0 .. n-1`` (int32), e.g. a shuffled deck of card ids.
+
+    Two rounds of one int32 sort each: random high bits with the position in the low bits, so a sort of
+    plain integers (4x cheaper than ``jax.random.permutation``'s key-value sort, which dominates a deal's
+    cost) carries the permutation along. A tie of the random bits keeps the earlier order; two rounds make
+    the distance from uniform smaller than ``jax.random.permutation``'s own (below 1e-9 for 52 cards)."""
+    index_bits = max(1, (n - 1).bit_length())
+    low = jnp.uint32((1 << index_bits) - 1)
+    order = jnp.arange(n, dtype=jnp.uint32)
+    for round_key in jax.random.split(key, 2):
+        keys = (jax.random.bits(round_key, (n,), jnp.uint32) & ~low) | jnp.arange(n, dtype=jnp.uint32)
+        order = order[jnp.sort(keys) & low]
+    return order.astype(jnp.int32)
+
+
+class ExactRatios:
+    """Several ``numerator / denominator`` entries of an observation, rounded exactly as the Python encoding
+    rounds them (float64 division, then float32).
+
+    XLA compiles ``x / d`` as ``x * (1 / d)``, one ulp off for some numerators, so observations would not be
+    bit-equal to the Python ones; a constant table of the exact values and one gather are. Build it once per
+    engine with ``(denominator, largest numerator)`` per entry; call it with the numerators (int array)."""
+
+    def __init__(self, parts: Sequence[tuple[int | float, int]]) -> None:
+        self.table = np.concatenate([np.arange(top + 1) / denominator for denominator, top in parts]).astype(
+            np.float32)
+        self.tops = np.array([top for _, top in parts], np.int32)
+        self.offsets = np.concatenate([[0], np.cumsum(self.tops + 1)[:-1]]).astype(np.int32)
+
+    def __call__(self, numerators: jax.Array) -> jax.Array:
+        return jnp.asarray(self.table)[self.offsets + jnp.clip(numerators, 0, self.tops)]
+
+
 def observation_seat(current_player: jax.Array) -> jax.Array:
-    """The seat whose observation ``state.observation`` holds: the player to act, seat 0 once over."""
+    """The seat whose observation ``state.observation`` holds (``current_player``; never -1)."""
     return jnp.maximum(current_player, 0)
+
+
+def card_mask(cards: Sequence[int], size: int = len(_RANK_VALUE)) -> np.ndarray:
+    """A bool array with ``True`` at every card id of ``cards`` (hands and piles as sets, for ``_game_fields``)."""
+    out = np.zeros(size, dtype=np.bool_)
+    out[list(cards)] = True
+    return out
+
+
+def popcount(bits: jax.Array) -> jax.Array:
+    """Set bits of integer bit masks (hands as masks), elementwise."""
+    return jax.lax.population_count(bits)
 
 
 def padded(values: Sequence[int], size: int, fill: int = -1, dtype: Any = np.int32) -> np.ndarray:
@@ -248,24 +448,90 @@ def padded(values: Sequence[int], size: int, fill: int = -1, dtype: Any = np.int
     return out
 
 
-def card_mask(cards: Sequence[int], size: int = len(_RANK_VALUE)) -> np.ndarray:
-    """A bool array with ``True`` at every card id of ``cards`` (hands and piles as sets)."""
-    out = np.zeros(size, dtype=np.bool_)
-    out[list(cards)] = True
-    return out
-
-
-def popcount(bits: jax.Array) -> jax.Array:
-    """Set bits of integer bit masks (hands as masks), elementwise."""
-    return jax.lax.population_count(bits)
-
-
 def stack_states(states: Sequence[Any]) -> Any:
     """Pytrees of equal structure stacked along a new leading axis (a batch of states)."""
     return jax.tree.map(lambda *leaves: jnp.stack(leaves), *states)
 
 
+def unstack_state(batch: Any, index: int) -> Any:
+    """Row ``index`` of a batch of states."""
+    return jax.tree.map(lambda leaf: leaf[index], batch)
+
+
 def random_legal_action(key: jax.Array, legal_action_mask: jax.Array) -> jax.Array:
-    """A uniformly random legal action of one state (vmap it for a batch)."""
-    logits = jnp.where(legal_action_mask, 0.0, -jnp.inf)
-    return jax.random.categorical(key, logits).astype(jnp.int32)
+    """A uniformly random legal action of one state (vmap it, or see :func:`random_legal_actions`)."""
+    return random_legal_actions(key, legal_action_mask[None])[0]
+
+
+def random_legal_actions(key: jax.Array, legal_action_mask: jax.Array) -> jax.Array:
+    """A random legal action for each mask of a batch ``(batch, num_actions)``, cheaply (benchmarks, random
+    opponents): one random word per state, hashed with each action id into a priority; the legal action
+    of highest priority is played. Uniform over the legal set up to the quality of the hash (tested)."""
+    word = jax.random.bits(key, legal_action_mask.shape[:-1], jnp.uint32)[..., None]
+    salt = jnp.arange(legal_action_mask.shape[-1], dtype=jnp.uint32) * jnp.uint32(0x9E3779B9)
+    priority = jnp.where(legal_action_mask, _mix32(word ^ salt), 0)
+    return jnp.argmax(priority, axis=-1).astype(jnp.int32)
+
+
+def _mix32(x: jax.Array) -> jax.Array:
+    """An integer hash with good avalanche ("lowbias32", C. Wellons): close bits give unrelated outputs."""
+    x = x ^ (x >> 16)
+    x = x * jnp.uint32(0x7FEB352D)
+    x = x ^ (x >> 15)
+    x = x * jnp.uint32(0x846CA68B)
+    return x ^ (x >> 16)
+
+
+# -- auto-reset --------------------------------------------------------------------------------------
+
+
+def step_autoreset(env: pgx.Env) -> Callable[[pgx.State, jax.Array, jax.Array], pgx.State]:
+    """``step(state, action, key)`` that starts the next episode when this one ends (vmap it).
+
+    As ``pgx.experimental.auto_reset``: the returned state is the next episode's first state with this
+    step's ``rewards``, ``terminated`` and ``truncated``; stepping it clears them. Under ``vmap`` the deal is
+    computed for every state on every step; :func:`reset_finished` pays it only for finished states."""
+
+    def step(state: pgx.State, action: jax.Array, key: jax.Array) -> pgx.State:
+        step_key, deal_key = jax.random.split(key)
+        fresh = state.replace(terminated=jnp.bool_(False), truncated=jnp.bool_(False),
+                              rewards=jnp.zeros_like(state.rewards))
+        state = tree_where(state.terminated | state.truncated, fresh, state)
+        state = env.step(state, action, step_key)
+        dealt = env.init(deal_key).replace(terminated=state.terminated, truncated=state.truncated,
+                                           rewards=state.rewards)
+        return tree_where(state.terminated | state.truncated, dealt, state)
+
+    return step
+
+
+def reset_finished(env: pgx.Env, states: pgx.State, key: jax.Array, slots: int | None = None,
+                   lazy: bool = False) -> pgx.State:
+    """A batch of states in which finished episodes (terminated or truncated) are replaced by fresh deals.
+
+    With ``slots=None`` every finished state is re-dealt (the deal is computed for the whole batch). With
+    ``slots=k`` the first ``k`` finished states are re-dealt and only ``k`` deals are computed; any further
+    finished states wait for a later call (stepping them changes nothing, Pgx). With ``lazy=True`` nothing
+    happens until ``k`` states are finished (a real branch on the batch, so most steps skip the deal and its
+    pass over the batch; finished states wait a few steps). Read ``rewards`` and the flags of the step
+    before calling this: the fresh states have them cleared. Jit it with ``slots`` and ``lazy`` static."""
+    done = states.terminated | states.truncated
+    batch = done.shape[0]
+    if lazy and slots is not None and slots < batch:
+        return jax.lax.cond(done.sum() >= slots, lambda: reset_finished(env, states, key, slots), lambda: states)
+    if slots is None or slots >= batch:
+        fresh = jax.vmap(env.init)(jax.random.split(key, batch))
+        return jax.tree.map(lambda new, old: jnp.where(_expand(done, old), new, old), fresh, states)
+    (rows,) = jnp.nonzero(done, size=slots, fill_value=batch)  # batch: out of range, dropped by the scatter
+    fresh = jax.vmap(env.init)(jax.random.split(key, slots))
+    return jax.tree.map(lambda old, new: old.at[rows].set(new, mode="drop"), states, fresh)
+
+
+def _expand(flags: jax.Array, like: jax.Array) -> jax.Array:
+    return flags.reshape(flags.shape + (1,) * (like.ndim - flags.ndim))
+
+
+__all__ = [
+    "JAX_GAMES", "OVER_PLAYER", "CardEnv", "CardState", "available_games", "from_state", "make",
+    "random_legal_action", "random_legal_actions", "reset_finished", "step_autoreset",
+]

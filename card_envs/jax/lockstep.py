@@ -1,31 +1,41 @@
 """Lockstep: the JAX engine against the Python engine, decision by decision, over random games.
 
-``run(name, options, games, seed)`` plays ``games`` random games on the Python engine (uniform legal
-moves), records every decision, and replays them through the batched JAX engine:
+``Lockstep(name, options).run(games, seed)`` plays ``games`` random games on the Python engine (uniform
+legal moves), records every position, and replays them through the batched JAX engine:
 
-=======================  ==========================================================================
-check                    what must agree at every decision (and after the last step)
-=======================  ==========================================================================
-``step``                 ``env.step`` of the recorded action from the JAX state of the step before:
-                         current player, legal mask (while playing), every seat's observation,
-                         the step's rewards, terminated, truncated
-``from_state``           ``env.from_state`` of the Python state (same items), at every decision
-=======================  ==========================================================================
+=================  ==========================================================================
+check              what must agree at every decision (and after the last step)
+=================  ==========================================================================
+``step``           ``env.step`` of the recorded action from the JAX state of the step before
+                   (the JAX engine's own trajectory): current player, legal mask (while
+                   playing), every seat's observation, the step's rewards, terminated,
+                   truncated, step count, and every game array (but the ``chance_fields``)
+                   with those of ``from_state`` of the Python position
+``from_state``     ``env.from_state`` of the Python position (the same items but the arrays)
+=================  ==========================================================================
 
-Where the Python step drew randomness (a shuffle or a deal: its generator moved), the JAX side
-cannot follow -- its shuffles come from the step's key --, so that step's comparison is skipped and
-the JAX state is re-synchronised with ``from_state`` of the Python state after it. Observations and
-masks must be equal exactly; rewards to 1e-6 (the JAX engine sums float32, Python float64).
+Where the Python step drew randomness (a shuffle for the next deal: its generator moved), the JAX
+side cannot follow -- its shuffles come from its own key --, so that step's comparison is skipped and
+the JAX state is re-synchronised with ``from_state`` of the Python position after it. Observations,
+masks and arrays must be equal exactly; rewards to 1e-6 (the JAX engine sums float32, Python float64).
+Once the episode is over the current player is ``0`` on the JAX side (Pgx) where Python says ``-1``,
+and the masks are not compared (Pgx: all True; Python: all False).
 
-Games run in chunks (``chunk`` games replayed through one vmapped step per decision), so 10,000
-games take minutes. The result lists every divergence (the first per game and check) with the
-seed, the decision, what differed and both values, enough to replay the game on the Python side
-(``card_envs.core.engine.replay(game, actions, seed=seed)``).
+Games are replayed in chunks of fixed size (``chunk`` games through one vmapped step per decision;
+fixed shapes, so nothing is compiled twice), so 10,000 games take minutes. The report lists the first
+divergence per game and check with the seed, the decision, what differed and both values, enough to
+replay the game on the Python side: the deal is ``game.new_state(numpy.random.default_rng(seed))``.
+
+Command line: ``python -m card_envs.jax.lockstep revolutionary_war_v0 --games 1000 [--config JSON]``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,7 +45,7 @@ import numpy as np
 
 import card_envs
 from card_envs.core.engine import GameState
-from card_envs.jax.core import CardEnv, make
+from card_envs.jax.core import OVER_PLAYER, CardEnv, make
 
 REWARD_TOLERANCE = 1e-6
 
@@ -44,13 +54,13 @@ REWARD_TOLERANCE = 1e-6
 class Divergence:
     """One disagreement between the engines."""
 
-    seed: int  #: the game's seed (``replay(game, actions[:decision], seed=seed)`` reaches the position)
-    decision: int  #: decisions applied before it (0: the deal)
+    seed: int  #: the game's seed (``game.new_state(default_rng(seed))`` deals it)
+    decision: int  #: decisions applied before the compared position (0: the deal)
     check: str  #: ``"step"`` or ``"from_state"``
-    what: str  #: ``current_player``, ``legal_action_mask``, ``observation[p]``, ``rewards``, ...
+    what: str  #: ``current_player``, ``legal_action_mask``, ``observation[p] at ...``, ``_hands``, ...
     python: Any
     jax: Any
-    actions: tuple[int, ...]  #: the game's actions up to and including the step that diverged
+    actions: tuple[int, ...]  #: the game's actions up to the compared position
 
     def __str__(self) -> str:
         return (f"seed {self.seed}, decision {self.decision}, {self.check}: {self.what} differs\n"
@@ -65,7 +75,9 @@ class Report:
     options: dict[str, Any]
     games: int = 0
     decisions: int = 0
+    compared_steps: int = 0  #: JAX steps compared with the Python step
     resyncs: int = 0  #: steps where Python drew randomness (compared via ``from_state`` only)
+    seconds: float = 0.0
     divergences: list[Divergence] = field(default_factory=list)
 
     @property
@@ -73,38 +85,128 @@ class Report:
         return not self.divergences
 
     def summary(self) -> str:
-        head = (f"{self.name} {self.options}: {self.games} games, {self.decisions} decisions, "
-                f"{self.resyncs} re-synchronised after a Python shuffle, {len(self.divergences)} divergences")
+        head = (f"{self.name} {self.options or '{}'}: {self.games} games, {self.decisions} decisions, "
+                f"{self.compared_steps} JAX steps compared, {self.resyncs} re-synchronised after a Python "
+                f"shuffle, {len(self.divergences)} divergences ({self.seconds:.1f} s)")
         return "\n".join([head, *(str(d) for d in self.divergences[:5])])
 
 
 @dataclass
 class _Episode:
-    """One recorded Python game: the state before every decision and after the last one."""
+    """One recorded Python game: the position before every decision and after the last one."""
 
     seed: int
-    states: list[GameState]  #: len(actions) + 1 states
+    states: list[GameState]  #: len(actions) + 1 positions
     actions: list[int]
     drew: list[bool]  #: the Python step drew randomness
 
 
-def run(name: str, options: Mapping[str, Any] | None = None, games: int = 100, seed: int = 0,
-        chunk: int = 256, check_from_state: bool = True, max_divergences: int = 20) -> Report:
-    """Play ``games`` random Python games (seeds ``seed``, ``seed + 1``, ...) and compare them with the
-    JAX engine; see the module docstring. Stops early once ``max_divergences`` are found."""
-    options = dict(options or {})
-    env = make(name, **options)
-    game = card_envs.make_game(name, **options)
-    report = Report(name, options)
-    step = jax.jit(jax.vmap(env.step))
-    observe_all = jax.jit(jax.vmap(lambda s: jax.vmap(lambda p: env.observe(s, p))(jnp.arange(env.num_players))))
-    for first in range(seed, seed + games, chunk):
-        episodes = [_record(game, s) for s in range(first, min(first + chunk, seed + games))]
-        _compare_chunk(env, episodes, step, observe_all, report, check_from_state)
-        report.games += len(episodes)
-        if len(report.divergences) >= max_divergences:
-            break
-    return report
+class Lockstep:
+    """The compiled functions of one engine under one config, reused across runs (compiling is slow)."""
+
+    def __init__(self, name: str, options: Mapping[str, Any] | None = None, chunk: int = 256) -> None:
+        self.name = name
+        self.options = dict(options or {})
+        self.chunk = chunk
+        self.env: CardEnv = make(name, **self.options)
+        self.game = card_envs.make_game(name, **self.options)
+        env = self.env
+        seats = jnp.arange(env.num_players)
+        self._step = jax.jit(jax.vmap(env.step))
+        self._observe_all = jax.jit(jax.vmap(lambda s: jax.vmap(lambda p: env.observe(s, p))(seats)))
+        self._select = jax.jit(lambda rows, a, b: jax.tree.map(
+            lambda x, y: jnp.where(rows.reshape(rows.shape + (1,) * (x.ndim - 1)), x, y), a, b))
+        self.compared_fields = tuple(f for f in env.game_fields() if f not in env.chance_fields)
+
+    def run(self, games: int = 100, seed: int = 0, check_from_state: bool = True, max_divergences: int = 20,
+            progress: Callable[[str], None] | None = None) -> Report:
+        """Play ``games`` random Python games (seeds ``seed``, ``seed + 1``, ...) and compare them with the
+        JAX engine; see the module docstring. Stops early once ``max_divergences`` are found."""
+        report = Report(self.name, self.options)
+        start = time.perf_counter()
+        for first in range(seed, seed + games, self.chunk):
+            episodes = [_record(self.game, s) for s in range(first, min(first + self.chunk, seed + games))]
+            self._compare_chunk(episodes, report, check_from_state)
+            report.games += len(episodes)
+            report.seconds = time.perf_counter() - start
+            if progress is not None:
+                progress(f"{self.name}: {report.games}/{games} games, {len(report.divergences)} divergences, "
+                         f"{report.seconds:.0f} s")
+            if len(report.divergences) >= max_divergences:
+                break
+        report.seconds = time.perf_counter() - start
+        return report
+
+    def _compare_chunk(self, episodes: list[_Episode], report: Report, check_from_state: bool) -> None:
+        env, size = self.env, len(episodes)
+        rows = list(range(size)) + [size - 1] * (self.chunk - size)  # pad to the compiled batch size
+        longest = max(len(e.actions) for e in episodes)
+        jax_state = None
+        key = jax.random.PRNGKey(episodes[0].seed)
+        for t in range(longest + 1):
+            live = np.array([r < size and t < len(episodes[r].states) for r in range(self.chunk)])
+            positions = [episodes[r].states[min(t, len(episodes[r].states) - 1)] for r in rows]
+            expected = _expected(positions, env.num_players)
+            converted = env.from_states(positions, jax.random.fold_in(key, t))
+            report.decisions += sum(1 for r in range(size) if t < len(episodes[r].actions))
+            stepped = np.zeros(self.chunk, bool)
+            if jax_state is not None:
+                drew = np.array([live[r] and episodes[r].drew[t - 1] for r in range(self.chunk)])
+                stepped = live & ~drew
+                report.resyncs += int(drew.sum())
+                report.compared_steps += int(stepped.sum())
+                diverged = self._check(report, "step", episodes, t, stepped, expected, jax_state, converted)
+                stepped &= ~diverged
+            if check_from_state:
+                self._check(report, "from_state", episodes, t, live, expected, converted, None)
+            if t == longest:
+                break
+            jax_state = converted if jax_state is None else self._select(jnp.asarray(stepped), jax_state, converted)
+            actions = np.array([e.actions[t] if t < len(e.actions) else 0 for e in (episodes[r] for r in rows)],
+                               np.int32)
+            keys = jax.random.split(jax.random.fold_in(key, 1_000_000 + t), self.chunk)
+            jax_state = self._step(jax_state, jnp.asarray(actions), keys)
+
+    def _check(self, report: Report, check: str, episodes: list[_Episode], t: int, rows: np.ndarray,
+               expected: dict[str, np.ndarray], jax_state: Any, reference: Any) -> np.ndarray:
+        """Compare ``jax_state`` with ``expected`` (and its game arrays with ``reference``'s) on ``rows``;
+        record the first divergence per game and check. Returns the rows that diverged."""
+        diverged = np.zeros(len(rows), bool)
+        if not rows.any():
+            return diverged
+        got = {
+            "current_player": np.asarray(jax_state.current_player),
+            "legal_action_mask": np.asarray(jax_state.legal_action_mask),
+            "observation": np.asarray(self._observe_all(jax_state)),
+            "rewards": np.asarray(jax_state.rewards),
+            "terminated": np.asarray(jax_state.terminated),
+            "truncated": np.asarray(jax_state.truncated),
+            "_step_count": np.asarray(jax_state._step_count),
+        }
+        arrays = {}
+        if reference is not None:
+            arrays = {name: (np.asarray(getattr(reference, name)), np.asarray(getattr(jax_state, name)))
+                      for name in self.compared_fields}
+        seen = {(d.seed, d.check) for d in report.divergences}
+        suspects = rows & _rows_that_differ(expected, got, arrays)  # the per-row report below only where needed
+        for r in np.flatnonzero(suspects):
+            episode = episodes[r]
+            differences = list(_differences(expected, got, r))
+            differences += [(name, want[r].tolist(), have[r].tolist()) for name, (want, have) in arrays.items()
+                            if not _same_array(want[r], have[r])]
+            if differences:
+                diverged[r] = True
+                if (episode.seed, check) not in seen:
+                    what, python, mine = differences[0]
+                    report.divergences.append(Divergence(episode.seed, t, check, what, python, mine,
+                                                         tuple(episode.actions[:t])))
+        return diverged
+
+
+def run(name: str, options: Mapping[str, Any] | None = None, games: int = 100, seed: int = 0, chunk: int = 256,
+        **kwargs: Any) -> Report:
+    """``Lockstep(name, options, chunk).run(games, seed, **kwargs)`` (compiles the engine each call)."""
+    return Lockstep(name, options, chunk).run(games, seed, **kwargs)
 
 
 def _record(game: Any, seed: int) -> _Episode:
@@ -123,116 +225,82 @@ def _record(game: Any, seed: int) -> _Episode:
     return _Episode(seed, states, actions, drew)
 
 
-def _expected(states: list[GameState], num_players: int, num_actions: int) -> dict[str, np.ndarray]:
-    """What the Python engine says of each state, stacked."""
+def _expected(states: list[GameState], num_players: int) -> dict[str, np.ndarray]:
+    """What the Python engine says of each position, stacked (current player ``0`` once over, as Pgx)."""
     game = states[0].game
     return {
-        "current_player": np.array([s.current_player for s in states], np.int32),
+        "current_player": np.array([OVER_PLAYER if s.is_over else s.current_player for s in states], np.int32),
         "legal_action_mask": np.stack([s.legal_mask().astype(bool) for s in states]),
         "observation": np.stack([np.stack([game.encode(s.view(p)) for p in range(num_players)]) for s in states]),
         "rewards": np.array([s.rewards for s in states], np.float32),
         "terminated": np.array([s.terminated for s in states]),
         "truncated": np.array([s.truncated for s in states]),
+        "_step_count": np.array([len(s.history) for s in states], np.int32),
+        "over": np.array([s.is_over for s in states]),
     }
 
 
-def _compare_chunk(env: CardEnv, episodes: list[_Episode], step: Any, observe_all: Any, report: Report,
-                   check_from_state: bool) -> None:
-    # Every batch has one row per episode (a finished episode repeats its last state), so each jitted
-    # function compiles once per chunk size rather than once per number of games still running.
-    size = len(episodes)
-    longest = max(len(e.actions) for e in episodes)
-    key = jax.random.PRNGKey(episodes[0].seed)
-    jax_state = None
-    last_states: dict[int, Any] = {}  # the converted last state of each finished episode (it repeats)
-    for t in range(longest + 1):
-        live = [i for i, e in enumerate(episodes) if t < len(e.states)]
-        expected = _expected([episodes[i].states[t] for i in live], env.num_players, env.num_actions)
-        report.decisions += sum(1 for i in live if t < len(episodes[i].actions))
-        resync = [i for i in live if t > 0 and episodes[i].drew[t - 1]]
-        converted = None
-        if check_from_state or t == 0 or resync:
-            converted = _from_states(env, episodes, t, last_states)
-        if t > 0:
-            # the JAX step of the recorded action, from the JAX state of the step before
-            actions = np.array([e.actions[t - 1] if t - 1 < len(e.actions) else 0 for e in episodes], np.int32)
-            key, sub = jax.random.split(key)
-            jax_state = step(jax_state, jnp.asarray(actions), jax.random.split(sub, size))
-            stepped = [i for i in live if i not in set(resync)]
-            report.resyncs += len(resync)
-            _check(report, "step", episodes, t, live, stepped, expected, jax_state, observe_all)
-            # re-synchronise where Python drew randomness (a shuffle the JAX side cannot follow)
-            if resync:
-                jax_state = _replace(jax_state, resync, converted)
-        else:
-            jax_state = converted
-        if check_from_state:
-            _check(report, "from_state", episodes, t, live, live, expected, converted, observe_all)
+def _same_array(want: np.ndarray, have: np.ndarray) -> bool:
+    """Game arrays agree: exactly, or for float arrays (running sums of rewards) to the reward tolerance."""
+    return not _differ(want[None], have[None])[0]
 
 
-def _from_states(env: CardEnv, episodes: list[_Episode], t: int, last_states: dict[int, Any]) -> Any:
-    """``env.from_states`` of every episode's state ``t`` (its last state once finished, converted once)."""
-    rows = []
-    for i, episode in enumerate(episodes):
-        if t < len(episode.states) - 1:
-            rows.append(env._converted(episode.states[t]))
-        else:
-            if i not in last_states:
-                last_states[i] = env._converted(episode.states[-1])
-            rows.append(last_states[i])
-    return env._finish_conversions(jax.tree.map(lambda *leaves: np.stack(leaves), *rows))
+def _differ(want: np.ndarray, have: np.ndarray, exact: bool = False) -> np.ndarray:
+    """Per row (leading axis): the arrays differ (exactly, or floats beyond the reward tolerance; never less
+    strict than ``np.allclose`` with that tolerance)."""
+    if np.issubdtype(want.dtype, np.floating) and not exact:
+        bad = np.abs(want - have) > REWARD_TOLERANCE * (1 + np.minimum(np.abs(want), np.abs(have)))
+    else:
+        bad = want != have
+    return bad.reshape(len(bad), -1).any(axis=1)
 
 
-def _check(report: Report, check: str, episodes: list[_Episode], t: int, live: list[int], compared: list[int],
-           expected: dict[str, np.ndarray], jax_state: Any, observe_all: Any, batch: list[int] | None = None) -> None:
-    """Compare ``jax_state`` (rows = all episodes, or ``batch``) with ``expected`` (rows = ``live``)."""
-    if not compared:
-        return
-    rows = batch if batch is not None else list(range(len(episodes)))
-    row_of = {episode: r for r, episode in enumerate(rows)}
-    got = {
-        "current_player": np.asarray(jax_state.current_player),
-        "legal_action_mask": np.asarray(jax_state.legal_action_mask),
-        "observation": np.asarray(observe_all(jax_state)),
-        "rewards": np.asarray(jax_state.rewards),
-        "terminated": np.asarray(jax_state.terminated),
-        "truncated": np.asarray(jax_state.truncated),
-    }
-    position = {episode: k for k, episode in enumerate(live)}
-    seen = {(d.seed, d.check) for d in report.divergences}
-    for i in compared:
-        episode = episodes[i]
-        if (episode.seed, check) in seen:
-            continue
-        for what, python, mine in _differences(expected, got, position[i], row_of[i]):
-            report.divergences.append(Divergence(episode.seed, t, check, what, python, mine,
-                                                 tuple(episode.actions[:t])))
-            break
+def _rows_that_differ(expected: dict[str, np.ndarray], got: dict[str, np.ndarray],
+                      arrays: dict[str, tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """The rows where :func:`_differences` or a game array could report something (vectorised over rows)."""
+    bad = np.zeros(len(expected["over"]), bool)
+    for what in ("current_player", "terminated", "truncated", "_step_count", "rewards"):
+        bad |= _differ(expected[what], got[what])
+    bad |= _differ(expected["observation"], got["observation"], exact=True)
+    bad |= ~expected["over"] & _differ(expected["legal_action_mask"], got["legal_action_mask"])
+    for want, have in arrays.values():
+        bad |= _differ(want, have)
+    return bad
 
 
-def _differences(expected: dict[str, np.ndarray], got: dict[str, np.ndarray], e: int, g: int) -> Iterator[tuple]:
-    over = bool(expected["terminated"][e])
-    for what in ("current_player", "terminated", "truncated"):
-        if expected[what][e] != got[what][g]:
-            yield what, expected[what][e], got[what][g]
-    if not over and not np.array_equal(expected["legal_action_mask"][e], got["legal_action_mask"][g]):
-        yield ("legal_action_mask", np.flatnonzero(expected["legal_action_mask"][e]).tolist(),
-               np.flatnonzero(got["legal_action_mask"][g]).tolist())
-    if not np.allclose(expected["rewards"][e], got["rewards"][g], rtol=REWARD_TOLERANCE, atol=REWARD_TOLERANCE):
-        yield "rewards", expected["rewards"][e].tolist(), got["rewards"][g].tolist()
-    for p, (want, have) in enumerate(zip(expected["observation"][e], got["observation"][g], strict=True)):
+def _differences(expected: dict[str, np.ndarray], got: dict[str, np.ndarray], r: int) -> Iterator[tuple]:
+    for what in ("current_player", "terminated", "truncated", "_step_count"):
+        if expected[what][r] != got[what][r]:
+            yield what, expected[what][r].item(), got[what][r].item()
+    if not expected["over"][r] and not np.array_equal(expected["legal_action_mask"][r], got["legal_action_mask"][r]):
+        yield ("legal_action_mask", np.flatnonzero(expected["legal_action_mask"][r]).tolist(),
+               np.flatnonzero(got["legal_action_mask"][r]).tolist())
+    if not np.allclose(expected["rewards"][r], got["rewards"][r], rtol=REWARD_TOLERANCE, atol=REWARD_TOLERANCE):
+        yield "rewards", expected["rewards"][r].tolist(), got["rewards"][r].tolist()
+    for p, (want, have) in enumerate(zip(expected["observation"][r], got["observation"][r], strict=True)):
         if not np.array_equal(want, have):
             where = np.flatnonzero(want != have)
             yield f"observation[{p}] at indices {where.tolist()}", want[where].tolist(), have[where].tolist()
 
 
-def _replace(batch: Any, rows: list[int], replacements: Any) -> Any:
-    """``batch`` with rows ``rows`` taken from the same rows of ``replacements`` (same batch size)."""
-    take = np.zeros(len(batch.current_player), np.bool_)
-    take[rows] = True
-    take = jnp.asarray(take)
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("name", help="env name, e.g. revolutionary_war_v0")
+    parser.add_argument("--config", type=json.loads, default={}, help="game options as JSON (default: {})")
+    parser.add_argument("--variants", action="store_true", help="every config of the game's variant_configs()")
+    parser.add_argument("--games", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--chunk", type=int, default=512)
+    args = parser.parse_args(argv)
+    configs = card_envs.make_game(args.name).variant_configs() if args.variants else [args.config]
+    failed = False
+    for config in configs:
+        report = Lockstep(args.name, config, args.chunk).run(
+            args.games, args.seed, progress=lambda message: print(message, file=sys.stderr, flush=True))
+        print(report.summary(), flush=True)
+        failed |= not report.ok
+    return 1 if failed else 0
 
-    def pick(whole: Any, part: Any) -> Any:
-        return jnp.where(take.reshape(-1, *([1] * (whole.ndim - 1))), part, whole)
 
-    return jax.tree.map(pick, batch, replacements)
+if __name__ == "__main__":
+    sys.exit(main())

@@ -7,6 +7,9 @@ Card planes are indexed by the card index ``idx = 13 * suit + rank value`` (``2C
 where the thing does not exist (no previous trick on trick 1, no led suit before the lead, no
 acting player once the episode is over).
 
+Every entry lies in [0, 1] unless its row gives another range (``observation_bounds``; ``H`` =
+``num_hands``, ``X`` = ``max_extra_hands``).
+
 Default observation (``full_recall = False``): 541 entries, exactly the spec's proposal.
 
 =========  ==================================================================================
@@ -28,10 +31,10 @@ index      content
 518-521    previous trick winner, relative one-hot
 522-525    previous trick trump suit one-hot
 526-529    tricks won this hand by relative seat, / 4
-530-533    cumulative scores (finished hands) by relative seat, / (4 ``num_hands``)
+530-533    cumulative scores (finished hands) by relative seat, / (4 ``num_hands``): 0 .. (H + X) / H
 534        trick number: (t - 1) / 12
 535-538    dealer, relative one-hot
-539        hands completed / ``num_hands``
+539        hands completed / ``num_hands``: 0 .. (H + X) / H (tie-break hands)
 540        1 during a tie-break hand
 =========  ==================================================================================
 
@@ -65,8 +68,11 @@ Actions (``Discrete(53)``): ``a`` = 0..51 is ``play <card>`` for card index ``a`
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
+from card_envs.core.engine import unit_bounds
 from card_envs.revolution.rules import ACTION_NAMES, OVER, RANK_OF, RevolutionView, possible_holdings
 
 OBSERVATION_SIZE = 541
@@ -110,7 +116,16 @@ INFERENCE_LAYOUT: tuple[tuple[int, int, str], ...] = RECALL_LAYOUT + (
 )
 
 __all__ = ["ACTION_NAMES", "INFERENCE_LAYOUT", "INFERENCE_OBSERVATION_SIZE", "LAYOUT", "OBSERVATION_SIZE",
-           "RECALL_LAYOUT", "RECALL_OBSERVATION_SIZE", "encode", "encode_inferences", "encode_recall", "layout_for"]
+           "RECALL_LAYOUT", "RECALL_OBSERVATION_SIZE", "encode", "encode_inferences", "encode_recall", "layout_for",
+           "observation_bounds"]
+
+
+def observation_bounds(config: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(low, high) of every entry under ``config`` (the ranges of the module tables)."""
+    layout = layout_for(config.full_recall, config.void_inferences)
+    # R15/R17: at most num_hands + max_extra_hands hands, each adding at most 4 tricks to a score
+    hands = (config.num_hands + config.max_extra_hands) / config.num_hands
+    return unit_bounds(layout[-1][1], [(530, 534, hands), (539, 540, hands)])
 
 
 def layout_for(full_recall: bool, void_inferences: bool = False) -> tuple[tuple[int, int, str], ...]:

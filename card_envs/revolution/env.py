@@ -97,7 +97,8 @@ option                       default     meaning
 
 Reset options: ``seed``; ``options={"deck": [52 codes]}`` stacks hand 1 (index 0 = top; deck
 index ``i`` goes to seat ``(dealer + 1 + i) mod 4``); ``options={"decks": [[...], None, ...]}``
-one deck per hand (``None`` or missing hands are shuffled). Other keys are ignored.
+one deck per hand (``None`` or missing hands are shuffled). Other keys raise
+``ConfigError`` naming the valid ones (except ``"options"``, PettingZoo's ``api_test`` probe).
 
 Version history
 ---------------

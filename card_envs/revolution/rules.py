@@ -876,6 +876,7 @@ class Revolution(Game):
     state_class = RevolutionState
     num_actions = NUM_ACTIONS
     action_names = ACTION_NAMES
+    reset_options = ("deck", "decks")
     config: RevolutionConfig
 
     def __init__(self, **options: Any) -> None:
@@ -898,6 +899,14 @@ class Revolution(Game):
     @property
     def num_players(self) -> int:
         return NUM_PLAYERS
+
+    def return_bounds(self) -> tuple[float, float]:
+        """Every seat's return lies in ``[-b, b]``: the end result (``win`` or ``margin``) is within 1, and
+        ``trick_reward`` pays at most ``w`` per trick, 13 tricks a hand, ``num_hands + max_extra_hands``
+        hands (R14, R17)."""
+        config = self.config
+        bound = 1.0 + 13 * (config.num_hands + config.max_extra_hands) * config.trick_reward
+        return -bound, bound
 
     @classmethod
     def variant_configs(cls) -> list[dict[str, Any]]:
@@ -927,7 +936,7 @@ class Revolution(Game):
             return enc.INFERENCE_OBSERVATION_SIZE
         return enc.RECALL_OBSERVATION_SIZE if self.config.full_recall else enc.OBSERVATION_SIZE
 
-    def new_state(self, rng: np.random.Generator, options: Mapping[str, Any] | None = None) -> RevolutionState:
+    def _new_state(self, rng: np.random.Generator, options: Mapping[str, Any] | None = None) -> RevolutionState:
         decks = _stacked_decks(options)
         state = RevolutionState.__new__(RevolutionState)
         state.game = self

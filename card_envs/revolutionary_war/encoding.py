@@ -2,6 +2,8 @@
 
 Observation of player ``i`` (opponent ``j``): 157 float32 entries. Rank blocks use A=0 .. K=12;
 strength blocks use ``s`` = 0 (the rank just above the active trump) .. 12 (the trump's rank).
+Every entry lies in [0, 1] unless its row gives another range (``observation_bounds``; ``T`` =
+``target_score``).
 
 =========  ==================================================================================
 index      content
@@ -11,10 +13,10 @@ index      content
 26-38      trump stack position 2 rank, one-hot (0 if absent)
 39-51      trump stack position 3 rank, one-hot (0 if absent)
 52-64      last card played this round, rank one-hot (0 if none yet)
-65-77      current played sequence: count of each rank
-78-90      own score pile: count of each rank
-91-103     opponent score pile: count of each rank
-104-116    unseen ranks (draw deck + opponent hand): count of each rank
+65-77      current played sequence: count of each rank (0-4)
+78-90      own score pile: count of each rank (0-4)
+91-103     opponent score pile: count of each rank (0-4)
+104-116    unseen ranks (draw deck + opponent hand): count of each rank (0-4)
 117        draw deck size / 39
 118, 119   own / opponent hand size / 5
 120, 121   own / opponent score pile size / 52
@@ -23,9 +25,10 @@ index      content
 124        1 if ``i`` is the dealer
 125, 126   1 if the last round was captured by ``i`` / by ``j`` (both 0 before round 1 ends)
 127        1 if match mode
-128, 129   own / opponent match total from finished games / ``target_score`` (0 if single game)
-130-142    own hand: count of each *strength* under the active trump (added: the legal set is
-           "strength >= last", so this block makes it a threshold instead of a cyclic pattern)
+128, 129   own / opponent match total from finished games / ``target_score`` (0 if single game;
+           0 .. (T + 51) / T: the last game may carry a total past the target)
+130-142    own hand: count of each *strength* under the active trump, 0-4 (added: the legal set
+           is "strength >= last", so this block makes it a threshold instead of a cyclic pattern)
 143-155    last card played, strength one-hot (added, same reason)
 156        1 if it is ``i``'s turn (added: observe() is valid for every agent at every step)
 =========  ==================================================================================
@@ -38,9 +41,12 @@ Actions (``Discrete(14)``): ``a`` = 0..12 is ``play <rank>`` for rank value ``a 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from card_envs.cards import RANK_VALUE
+from card_envs.core.engine import unit_bounds
 from card_envs.revolutionary_war.rules import ACTION_NAMES, STRENGTH, RevolutionaryWarView
 
 OBSERVATION_SIZE = 157
@@ -72,7 +78,16 @@ LAYOUT: tuple[tuple[int, int, str], ...] = (
 
 _RANK = tuple(v - 1 for v in RANK_VALUE)  # card id -> rank index A=0 .. K=12
 
-__all__ = ["ACTION_NAMES", "LAYOUT", "OBSERVATION_SIZE", "encode"]
+__all__ = ["ACTION_NAMES", "LAYOUT", "OBSERVATION_SIZE", "encode", "observation_bounds"]
+
+
+def observation_bounds(config: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(low, high) of every entry under ``config`` (the ranges of the module table)."""
+    counts = [(0, 13, 4.0), (65, 117, 4.0), (130, 143, 4.0)]  # a rank has four cards
+    target = config.target_score
+    # a total is at most T - 1 before the match's last game, which scores at most the 52 cards
+    totals = [(128, 130, (target + 51) / target)] if target is not None else []
+    return unit_bounds(OBSERVATION_SIZE, counts + totals)
 
 
 def encode(view: RevolutionaryWarView) -> np.ndarray:

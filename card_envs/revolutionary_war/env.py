@@ -62,7 +62,20 @@ option               default          meaning
 
 Reset options: ``seed``; ``options={"deck": [52 codes]}`` stacks game 1 (index 0 = top; deal of
 spec section 3); ``options={"decks": [[...], None, ...]}`` one deck per match game (``None`` or
-missing games are shuffled). Other keys are ignored.
+missing games are shuffled). Other keys raise
+``ConfigError`` naming the valid ones (except ``"options"``, PettingZoo's ``api_test`` probe).
+
+Engines
+-------
+=================  ===========================================================================================
+engine             what it is for
+=================  ===========================================================================================
+Python engine      ``card_envs.make_game("revolutionary_war_v0")``: the reference behind this env, the agents,
+                   search and evaluation (``rules.py``, ``encoding.py``)
+JAX engine         ``card_envs.jax.make("revolutionary_war_v0", **options)`` (extra ``jax``): a ``pgx.Env`` for
+                   thousands of games at once under ``jax.jit(jax.vmap(...))``, every option above, the same
+                   observation, actions, masks and rewards (``card_envs/jax/revolutionary_war.py``)
+=================  ===========================================================================================
 
 Version history
 ---------------

@@ -426,6 +426,7 @@ class RevolutionaryWar(Game):
     state_class = RevolutionaryWarState
     num_actions = NUM_ACTIONS
     action_names = ACTION_NAMES
+    reset_options = ("deck", "decks")
     config: RevolutionaryWarConfig
 
     @property
@@ -438,6 +439,15 @@ class RevolutionaryWar(Game):
         bound = 52 * games
         return bound if self.config.max_steps is None else min(bound, self.config.max_steps)
 
+    def return_bounds(self) -> tuple[float, float]:
+        """Every seat's return lies in ``[-b, b]``: ``win_loss`` pays 1 once, ``score_diff`` at most 1 a game,
+        and shaping at most ``w`` a game (52 cards captured), over at most ``ceil(T/25)`` games (R23)."""
+        config = self.config
+        games = 1 if config.target_score is None else -(-config.target_score // 25)
+        result = 1.0 if config.reward_mode == "win_loss" else float(games)
+        bound = result + games * config.shaping_weight
+        return -bound, bound
+
     @classmethod
     def variant_configs(cls) -> list[dict[str, Any]]:
         return [
@@ -448,7 +458,7 @@ class RevolutionaryWar(Game):
             {"max_steps": 20, "shaping_weight": 1.0},
         ]
 
-    def new_state(self, rng: np.random.Generator, options: Mapping[str, Any] | None = None) -> GameState:
+    def _new_state(self, rng: np.random.Generator, options: Mapping[str, Any] | None = None) -> GameState:
         decks = _stacked_decks(options)
         state = RevolutionaryWarState.__new__(RevolutionaryWarState)
         state.game = self
@@ -468,7 +478,7 @@ class RevolutionaryWar(Game):
 
 
 def _stacked_decks(options: Mapping[str, Any] | None) -> list[list[int]]:
-    """Reset options ``deck`` (game 1) or ``decks`` (one per game); other keys are ignored."""
+    """Reset options ``deck`` (game 1) or ``decks`` (one per game); ``Game.new_state`` rejects other keys."""
     options = options or {}
     if options.get("deck") is not None and options.get("decks") is not None:
         raise DeckError("give reset option 'deck' (game 1) or 'decks' (one per game), not both")

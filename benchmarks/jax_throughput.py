@@ -1,0 +1,399 @@
+"""Decisions per second of the batched JAX engines (``card_envs.jax``), against the Python engines and Pgx.
+
+Run from the repository root (needs the ``jax`` extra)::
+
+    python -m benchmarks.jax_throughput                       # every JAX engine, batch 1 .. 16,384
+    python -m benchmarks.jax_throughput --quick               # smoke run, writes benchmarks/results/quick/
+    python -m benchmarks.jax_throughput --games revolutionary_war_v0 --batch-sizes 256,4096 --repeats 5
+    python -m benchmarks.jax_throughput --config 'battlecards_v0={"num_players": 4}'
+
+=============================  ==========================================================================
+row                            what one timed decision is
+=============================  ==========================================================================
+``<game> [config] jax B=<n>``  one decision of one of ``n`` games played at once inside one jitted
+                               ``fori_loop``: a random legal action per game (``random_legal_actions``),
+                               ``jax.vmap(env.step)``, then finished games re-dealt in the same loop
+                               (``reset_finished`` with ``slots`` fresh deals per step, see below); the
+                               observation of every game is computed on every step (Pgx's API)
+``<game> [config] python``     one decision of the Python rules engine (``benchmarks.throughput``'s
+                               ``engine_loop``: ``state.legal_actions()``, ``state.apply(a)``, no observation)
+``leduc_holdem (pgx) B=<n>``   Pgx's ``leduc_holdem`` through the very same loop (anchor)
+=============================  ==========================================================================
+
+Only decisions count: a game that finished and waits for a free deal slot is stepped without effect (Pgx)
+and not counted; the ``busy`` column is the fraction of game-steps that were decisions. Finished games are
+re-dealt ``slots`` at a time once ``slots`` of them wait (``reset_finished(..., lazy=True)``: most steps skip
+the deal), ``slots = ceil(2 * batch / L) + 1`` at most the batch, with ``L`` the mean decisions per episode
+of the Python engine measured in the same run (Pgx leduc, whose games last 2-4 decisions: every finished
+game is re-dealt at once, as ``pgx.experimental.auto_reset`` does). JIT compile time is measured per engine
+and batch size (``jit(...).lower(...).compile()``). Rows run round-robin, repeat by repeat; rates use wall time and,
+separately, this process's CPU time (all threads: the engines use both cores), which is the steadier one on
+a busy machine. Each JAX timed call runs ``--seconds`` of steps, calibrated after a warm-up that also
+desynchronises the games' starts.
+
+Results: ``results/jax_throughput.md`` and ``.json`` (written atomically), with the targets of issue 22:
+at least 1,000,000 decisions/s at the best batch size, at least 10x the Python engine of the same run, and
+compile under 60 s. The same script runs on a GPU where JAX finds one (the device is recorded).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as ``python benchmarks/jax_throughput.py``: make card_envs importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import card_envs  # noqa: E402
+from benchmarks.throughput import (  # noqa: E402
+    _rate,
+    _ratio,
+    _version,
+    add_output_arguments,
+    config_label,
+    engine_loop,
+    log,
+    machine_description,
+    machine_lines,
+    output_dir,
+    run_stamp,
+    spread,
+    write_atomic,
+)
+
+DEFAULT_BATCH_SIZES = (1, 4, 16, 64, 256, 1024, 4096, 16384)
+QUICK_BATCH_SIZES = (1, 64, 1024)
+TARGET_DECISIONS = 1_000_000  #: decisions/s at the best batch size (issue 22)
+TARGET_RATIO = 10.0  #: JAX decisions/s over the Python engine's, same run
+TARGET_COMPILE_SECONDS = 60.0
+ANCHOR = "leduc_holdem (pgx)"
+
+#: configs to measure per game when not just the default (a game without a JAX engine yet is skipped)
+JAX_BENCH_CONFIGS: dict[str, list[dict[str, Any]]] = {
+    "battlecards_v0": [{"num_players": 2}, {"num_players": 6}],
+    "revolution_v0": [{}, {"num_hands": 1, "max_extra_hands": 0}],
+}
+
+
+@dataclass
+class Sample:
+    decisions: int
+    game_steps: int  #: batch x loop steps
+    seconds: float
+    cpu_seconds: float
+
+    @property
+    def rate(self) -> float:
+        return self.decisions / self.seconds
+
+    @property
+    def cpu_rate(self) -> float:
+        return self.decisions / self.cpu_seconds
+
+
+@dataclass
+class JaxRow:
+    """One engine under one config at one batch size."""
+
+    label: str
+    game: str
+    config: dict[str, Any]
+    batch: int
+    slots: int | None = None
+    compile_seconds: float | None = None
+    steps_per_call: int = 0
+    samples: list[Sample] = field(default_factory=list)
+    skipped: str | None = None
+    runner: Any = field(default=None, repr=False)
+    state: Any = field(default=None, repr=False)
+
+
+@dataclass
+class PythonRow:
+    label: str
+    game: str
+    config: dict[str, Any]
+    samples: list[Any] = field(default_factory=list)
+
+    @property
+    def mean_episode(self) -> float:
+        return sum(s.steps for s in self.samples) / max(1, sum(s.games for s in self.samples))
+
+
+# -- the timed loop ----------------------------------------------------------------------------------------------
+
+
+def make_runner(env: Any, batch: int, slots: int | None) -> Any:
+    """``run(state, key, steps) -> (state, key, decisions)``: random legal play of ``batch`` games with
+    auto-reset, ``steps`` times, in one jitted ``fori_loop`` (``steps`` is dynamic: no recompile)."""
+    import jax
+
+    from card_envs.jax.core import random_legal_actions, reset_finished
+
+    step = jax.vmap(env.step)
+
+    def body(_, carry):
+        state, key, decisions = carry
+        key, act_key, step_key, deal_key = jax.random.split(key, 4)
+        decisions += (~(state.terminated | state.truncated)).sum()
+        actions = random_legal_actions(act_key, state.legal_action_mask)
+        state = step(state, actions, jax.random.split(step_key, batch))
+        return reset_finished(env, state, deal_key, slots, lazy=slots is not None), key, decisions
+
+    def run(state, key, steps):
+        return jax.lax.fori_loop(0, steps, body, (state, key, jax.numpy.int32(0)))
+
+    return jax.jit(run, donate_argnums=0)
+
+
+def prepare(row: JaxRow, env: Any, seconds: float, seed: int) -> None:
+    """Compile (timed), warm up (the games' starts drift apart), and calibrate the steps per timed call."""
+    import jax
+
+    key = jax.random.PRNGKey(seed)
+    state = jax.jit(jax.vmap(env.init))(jax.random.split(key, row.batch))
+    runner = make_runner(env, row.batch, row.slots)
+    start = time.perf_counter()
+    compiled = runner.lower(state, key, 1).compile()
+    row.compile_seconds = time.perf_counter() - start
+    state, key, _ = compiled(state, key, 200)  # warm-up: 200 steps, several episodes per game
+    jax.block_until_ready(state)
+    start = time.perf_counter()
+    state, key, _ = compiled(state, key, 50)
+    jax.block_until_ready(state)
+    per_step = (time.perf_counter() - start) / 50
+    row.steps_per_call = int(min(100_000, max(10, seconds / max(per_step, 1e-7))))
+    row.runner, row.state = compiled, state
+
+
+def time_call(row: JaxRow, seed: int) -> Sample:
+    import jax
+
+    key = jax.random.PRNGKey(seed)
+    start, cpu_start = time.perf_counter(), time.process_time()
+    row.state, _, decisions = row.runner(row.state, key, row.steps_per_call)
+    decisions = int(decisions)  # waits for the device
+    return Sample(decisions, row.batch * row.steps_per_call, time.perf_counter() - start,
+                  time.process_time() - cpu_start)
+
+
+# -- rows ---------------------------------------------------------------------------------------------------------
+
+
+def parse_configs(entries: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+    """``--config name=JSON`` (repeatable) replaces the configs measured for that game."""
+    configs: dict[str, list[dict[str, Any]]] = {}
+    for entry in entries:
+        name, _, text = entry.partition("=")
+        if not text:
+            raise SystemExit(f"--config expects NAME=JSON, e.g. 'battlecards_v0={{\"num_players\": 4}}', got {entry!r}")
+        configs.setdefault(name, []).append(json.loads(text))
+    return configs
+
+
+def slots_for(batch: int, mean_episode: float) -> int:
+    return min(batch, math.ceil(2 * batch / max(mean_episode, 1.0)) + 1)
+
+
+# -- the report ---------------------------------------------------------------------------------------------------
+
+
+def summarize(jax_rows: list[JaxRow], python_rows: list[PythonRow], anchor_rows: list[JaxRow]) -> dict[str, Any]:
+    def row_dict(row: JaxRow) -> dict[str, Any]:
+        out = {"label": row.label, "game": row.game, "config": row.config, "batch": row.batch, "slots": row.slots,
+               "compile_seconds": row.compile_seconds, "steps_per_call": row.steps_per_call,
+               "skipped": row.skipped, "samples": [vars(s) for s in row.samples]}
+        if row.samples:
+            out["decisions_per_s"] = spread([s.rate for s in row.samples])
+            out["decisions_per_cpu_s"] = spread([s.cpu_rate for s in row.samples])
+            out["busy"] = sum(s.decisions for s in row.samples) / sum(s.game_steps for s in row.samples)
+        return out
+
+    engines = []
+    for python in python_rows:
+        rows = [r for r in jax_rows if r.game == python.game and r.config == python.config and r.samples]
+        if not rows:
+            continue
+        best = max(rows, key=lambda r: statistics.median(s.rate for s in r.samples))
+        anchor = max((r for r in anchor_rows if r.samples), key=lambda r: statistics.median(s.rate for s in r.samples),
+                     default=None)
+        pairs = list(zip(best.samples, python.samples, strict=False))
+        entry = {
+            "game": python.game, "config": python.config, "best_batch": best.batch,
+            "best_decisions_per_s": spread([s.rate for s in best.samples]),
+            "python_decisions_per_s": spread([s.steps_per_s for s in python.samples]),
+            "python_decisions_per_cpu_s": spread([s.steps_per_cpu_s for s in python.samples]),
+            "ratio_to_python": spread([a.rate / b.steps_per_s for a, b in pairs]),
+            "ratio_to_python_cpu": spread([a.cpu_rate / b.steps_per_cpu_s for a, b in pairs]),
+            "max_compile_seconds": max(r.compile_seconds or 0.0 for r in rows),
+            "python_mean_decisions_per_episode": python.mean_episode,
+        }
+        if anchor is not None:
+            anchor_pairs = list(zip(best.samples, anchor.samples, strict=False))
+            entry["anchor_best_batch"] = anchor.batch
+            entry["ratio_to_anchor"] = spread([a.rate / b.rate for a, b in anchor_pairs])
+        entry["meets_decisions_target"] = entry["best_decisions_per_s"]["median"] >= TARGET_DECISIONS
+        entry["meets_ratio_target"] = entry["ratio_to_python"]["median"] >= TARGET_RATIO
+        entry["meets_compile_target"] = entry["max_compile_seconds"] < TARGET_COMPILE_SECONDS
+        engines.append(entry)
+    return {
+        "rows": [row_dict(r) for r in jax_rows + anchor_rows],
+        "python_rows": [{"label": p.label, "game": p.game, "config": p.config,
+                         "samples": [vars(s) for s in p.samples],
+                         "decisions_per_s": spread([s.steps_per_s for s in p.samples]) if p.samples else None,
+                         "decisions_per_cpu_s": spread([s.steps_per_cpu_s for s in p.samples]) if p.samples else None,
+                         "mean_decisions_per_episode": p.mean_episode}
+                        for p in python_rows],
+        "engines": engines,
+    }
+
+
+def render_markdown(report: dict[str, Any]) -> str:
+    settings = report["settings"]
+    lines = [
+        "# JAX throughput: the batched engines against the Python engines and Pgx",
+        "",
+        f"Generated by `{report['command']}` on {report['date']}, JAX device `{settings['device']}`. "
+        f"{settings['repeats']} repeats of about {settings['seconds']:g} s per row, round-robin; each cell is the "
+        "median over repeats with (min-max). A decision is one player decision with its observation computed "
+        "(JAX rows) or without (Python engine rows); `busy` is the share of game-steps that were decisions "
+        "(the rest waited for a deal slot). CPU-time rates divide by this process's CPU time over all threads.",
+        "",
+        "## Targets (issue 22)",
+        "",
+        "| game | config | best batch | decisions/s | Python engine decisions/s | ratio | ratio (CPU time) | "
+        f"max compile s | vs {ANCHOR} | >= 1M/s | >= {TARGET_RATIO:g}x | compile < {TARGET_COMPILE_SECONDS:g} s |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|",
+    ]
+    for e in report["engines"]:
+        anchor = _ratio(e["ratio_to_anchor"]) + f" (B={e['anchor_best_batch']})" if "ratio_to_anchor" in e else "-"
+        lines.append(
+            f"| {e['game']} | {config_label(e['config'])} | {e['best_batch']} | {_rate(e['best_decisions_per_s'])} | "
+            f"{_rate(e['python_decisions_per_s'])} | {_ratio(e['ratio_to_python'])} | "
+            f"{_ratio(e['ratio_to_python_cpu'])} | {e['max_compile_seconds']:.1f} | {anchor} | "
+            f"{'yes' if e['meets_decisions_target'] else 'NO'} | {'yes' if e['meets_ratio_target'] else 'NO'} | "
+            f"{'yes' if e['meets_compile_target'] else 'NO'} |")
+    lines += ["", "## Every batch size", "",
+              "| row | batch | slots | decisions/s | decisions/s (CPU time) | busy | compile s |",
+              "|---|---:|---:|---:|---:|---:|---:|"]
+    for row in report["rows"]:
+        if row["skipped"]:
+            lines.append(f"| {row['label']} | {row['batch']} | | skipped: {row['skipped']} | | | |")
+            continue
+        lines.append(f"| {row['label']} | {row['batch']} | {row['slots'] or 'all'} | {_rate(row['decisions_per_s'])} | "
+                     f"{_rate(row['decisions_per_cpu_s'])} | {row['busy']:.3f} | {row['compile_seconds']:.1f} |")
+    lines += ["", "## Python engines (same run)", "",
+              "| row | decisions/s | decisions/s (CPU time) | decisions/episode |", "|---|---:|---:|---:|"]
+    for row in report["python_rows"]:
+        lines.append(f"| {row['label']} | {_rate(row['decisions_per_s'])} | {_rate(row['decisions_per_cpu_s'])} | "
+                     f"{row['mean_decisions_per_episode']:.1f} |")
+    machine = report["machine"]
+    lines += ["", "## Machine", ""]
+    start, end = machine.get("load_average_at_start"), settings.get("load_average_at_end")
+    cpus = machine.get("usable_cpus") or machine.get("logical_cpus")
+    if start and end and cpus and max(start[0], end[0]) > cpus:
+        lines += [f"The machine was busy (1-minute load average {start[0]:g} at the start, {end[0]:g} at the end, "
+                  f"on {cpus} CPUs): rates are depressed and noisy; compare the ratios of the same run.", ""]
+    lines += machine_lines(machine)
+    lines += [f"- load average at end: {end}", f"- jax: {settings['jax']}, jaxlib: {settings['jaxlib']}, "
+              f"pgx: {settings['pgx']}", f"- seed: {settings['seed']}", ""]
+    return "\n".join(lines)
+
+
+# -- command line ------------------------------------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--games", help="comma-separated env names (default: every game with a JAX engine)")
+    parser.add_argument("--batch-sizes", help="comma-separated (default: 1,4,16,...,16384; --quick: 1,64,1024)")
+    parser.add_argument("--config", action="append", default=[], metavar="NAME=JSON",
+                        help="measure this config of NAME instead of the defaults (repeatable)")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=1.0, help="seconds per timed call (default 1)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-anchor", action="store_true", help="leave out Pgx leduc_holdem")
+    add_output_arguments(parser)
+    args = parser.parse_args(argv)
+    stamp = run_stamp("benchmarks.jax_throughput", argv)
+    if args.quick:
+        args.repeats, args.seconds = min(args.repeats, 2), min(args.seconds, 0.3)
+
+    import jax
+    import pgx
+
+    from card_envs.jax.core import available_games, make
+
+    machine = machine_description()
+    available = available_games()
+    games = args.games.split(",") if args.games else available
+    for name in games:
+        if name not in available:
+            raise SystemExit(f"{name} has no JAX engine in this checkout; available: {', '.join(available)}")
+    batch_sizes = [int(b) for b in args.batch_sizes.split(",")] if args.batch_sizes else (
+        list(QUICK_BATCH_SIZES if args.quick else DEFAULT_BATCH_SIZES))
+    configs = {**JAX_BENCH_CONFIGS, **parse_configs(args.config)}
+    progress = (lambda message: None) if args.quiet else log
+
+    python_rows: list[PythonRow] = []
+    jax_rows: list[JaxRow] = []
+    for name in games:
+        for config in configs.get(name, [{}]):
+            label = f"{name} [{config_label(config)}]"
+            python_rows.append(PythonRow(f"{label} python", name, config))
+            for batch in batch_sizes:
+                jax_rows.append(JaxRow(f"{label} jax", name, config, batch))
+    anchor_rows = [] if args.no_anchor else [JaxRow(ANCHOR, "leduc_holdem", {}, b) for b in batch_sizes]
+
+    # the Python engines first: their episode lengths size the JAX rows' deal slots
+    for python in python_rows:
+        python.samples.append(engine_loop(card_envs.make_game(python.game, **python.config), args.seconds, args.seed))
+        progress(f"{python.label}: {python.samples[-1].steps_per_s:,.0f} decisions/s "
+                 f"({python.mean_episode:.1f} per episode)")
+    mean_episode = {(p.game, json.dumps(p.config, sort_keys=True)): p.mean_episode for p in python_rows}
+    for row in jax_rows + anchor_rows:
+        try:
+            if row.game == "leduc_holdem":
+                env, row.slots = pgx.make("leduc_holdem"), None
+            else:
+                env = make(row.game, **row.config)
+                row.slots = slots_for(row.batch, mean_episode[(row.game, json.dumps(row.config, sort_keys=True))])
+            prepare(row, env, args.seconds, args.seed)
+            progress(f"compiled {row.label} B={row.batch} in {row.compile_seconds:.1f} s "
+                     f"({row.steps_per_call} steps per call, slots {row.slots or 'all'})")
+        except Exception as error:  # one engine failing must not sink the whole run
+            row.skipped = f"{type(error).__name__}: {error}"
+            progress(f"skip {row.label} B={row.batch}: {row.skipped}")
+    for repeat in range(args.repeats):
+        if repeat:  # the first repeat of the Python rows ran above
+            for python in python_rows:
+                python.samples.append(engine_loop(card_envs.make_game(python.game, **python.config), args.seconds,
+                                                  args.seed + repeat))
+        for row in [r for r in jax_rows + anchor_rows if not r.skipped]:
+            sample = time_call(row, args.seed + repeat)
+            row.samples.append(sample)
+            progress(f"[{repeat + 1}/{args.repeats}] {row.label} B={row.batch}: {sample.rate:,.0f} decisions/s "
+                     f"(CPU time {sample.cpu_rate:,.0f}/s)")
+    settings = {"repeats": args.repeats, "seconds": args.seconds, "seed": args.seed, "batch_sizes": batch_sizes,
+                "device": str(jax.devices()[0]), "jax": jax.__version__, "jaxlib": _version("jaxlib"),
+                "pgx": pgx.__version__, "load_average_at_end": machine_description()["load_average_at_start"]}
+    report = {"schema": 1, **stamp, "settings": settings, "machine": machine,
+              **summarize(jax_rows, python_rows, anchor_rows)}
+    out = output_dir(args)
+    write_atomic(out / "jax_throughput.json", json.dumps(report, indent=2) + "\n")
+    write_atomic(out / "jax_throughput.md", render_markdown(report))
+    print(render_markdown(report).split("## Every batch size")[0])
+    progress(f"wrote {out / 'jax_throughput.md'} and {out / 'jax_throughput.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1008 @@
+"""Battlecards in JAX (Pgx API): the batched engine of ``battlecards_v0``, every option, 2-6 players.
+
+Which engine does what:
+
+===================  =================================================================================
+engine               use it for
+===================  =================================================================================
+Python engine        ``card_envs.make_game("battlecards_v0")``, the PettingZoo ``env()``, the agents,
+                     search and evaluation: the reference implementation of the spec
+JAX engine (this)    ``card_envs.jax.make("battlecards_v0", **options)``: thousands of games at once
+                     under ``jax.jit(jax.vmap(...))`` (training at scale, batched search); the same
+                     observation (``encode(view)``, 533 float32), action ids, legal masks and rewards
+===================  =================================================================================
+
+Every option of :class:`~card_envs.battlecards.rules.BattlecardsConfig` runs here (``num_players`` 2-6,
+``jokers``, ``retire_lowest_on_flip``, ``cease_fire``, ``hand_size``, ``war_facedown_count``,
+``max_rounds`` with either ``truncation_scoring``, ``shaping_weight``, ``first_leader``,
+``shuffle_mid_game``). One ``step`` is one decision of the Python engine (LEAD, FOLLOW, BURY or WAR_UP,
+spec section 8); everything automatic between two decisions (comparisons, wars of any depth, face-down
+placements from the pile, the hand-empty war fill, recycles, the last-card tie and its deal, collecting,
+refills, retirement, eliminations, cease fire, the end of the game, truncation and shaping; R24) happens
+inside the step, as ``rules.py`` does it. Rewards follow the Python engine's elimination convention
+(RULES.md). ``card_envs.jax.lockstep`` checks the two engines decision by decision.
+
+Cards are kinds
+---------------
+Nothing in the game depends on a card's suit after the deal except *which* card of a kind leaves a hand
+(R22), and nothing observable depends on that: values, comparisons, retirement, every observation entry
+and every reward are functions of kinds (``2`` = 0 .. ``A`` = 12, joker = 13). So the engine keeps kinds
+only: hands, face-up piles and the table are per-kind counts, ordered piles hold kinds.
+
+Shuffles
+--------
+Every random event comes from the step's key (``init``'s key for the deal): one 32-bit seed is drawn
+from it and expanded by a counter-based integer hash, so a step costs one key derivation however many
+cards it shuffles. The deal is a uniform permutation of the deck (ranks of random keys), dealt as the spec
+deals it (3.3). A recycled face-up pile (R5) is shuffled *lazily*: it becomes a per-kind multiset
+(``_pile_rand``) and each card taken from its top is a uniformly random card of what is left, which is
+the same distribution as a shuffled pile whose order nobody sees (7.3); taking the whole pile needs no
+draw at all. The last-card-tie deal (R15) is made the same way. With ``shuffle_mid_game=False`` recycles
+and the tie deal keep chronological order (A11): face-up piles and the table are then also kept in order.
+
+In lockstep, a step where the Python engine shuffles is compared through ``from_state`` (Python's
+shuffle is its own random draw); every other step, and every step under ``shuffle_mid_game=False``, is
+compared directly, game arrays included.
+
+State arrays (``N`` = ``num_players``, ``D`` = deck size 52 or 54)
+------------------------------------------------------------------
+=====================  ===========  =================================================================
+field                  shape        meaning (spec names)
+=====================  ===========  =================================================================
+``_hand``              (N, 14)      ``H_p``: cards per kind
+``_pile``              (N, D) int8  ``D_p`` in order (kinds), top at ``_pile_n - 1``, 0 beyond
+``_pile_n``            (N,)         cards in the ordered pile
+``_pile_rand``         (N, 14)      a shuffled (recycled) face-down pile per kind; a pile is either
+                                    ordered or shuffled
+``_face_up``           (N, 14)      ``U_p`` per kind
+``_up_order``          (N, D) int8  ``U_p`` oldest first (kinds); only with ``shuffle_mid_game=False``
+``_table_up``          (N, 14)      face-up table cards (round and war cards) per owner and kind
+``_table_down``        (N, 14)      face-down table cards from the pile or the recycled pile
+``_table_buried``      (N, 14)      face-down table cards buried from hand
+``_table_kind``        (D,) int8    the table in chronological order (R23): kinds and owners; only
+``_table_owner``       (D,) int8    with ``shuffle_mid_game=False``
+``_discard``           (14,)        retired cards per kind (R21)
+``_composition``       (14,)        the deck of this game per kind (public)
+``_set_aside``         ()           cards set aside at the deal (A4)
+``_known``             (N, 14)      ``K_p`` (7.5)
+``_unknown``           (N,)         ``u_p``
+``_pile_known``        (N, 14)      ``F_p`` (7.5)
+``_pile_unknown``      (N,)         ``f_p``
+``_active``            (N,) bool    not eliminated
+``_phase``             ()           decision owed: 0 LEAD, 1 FOLLOW, 2 BURY, 3 WAR_UP, -1 over
+``_leader``            ()           seat that leads (led) the round
+``_round_card``        (N,)         kind of this round's card, -1 none
+``_fighting``          (N,)         kind of the fighting card, -1 none
+``_entry``             (N,)         war entry position 1, 2, ... (0: not in this round's war)
+``_participant``       (N,) bool    takes part in the current war level
+``_stuck``             (N,) bool    stuck this round (R10)
+``_war_level``         ()           0 = no war
+``_queue``             ()           during BURY: the face-down phase goes on below this entry position
+``_bury_left``         ()           BURY decisions still owed in this commitment
+``_commit_rest``       ()           face-down cards still owed after them (R11d)
+``_joker_value``       ()           ``jv``
+``_retire_level``      ()           ``rl``
+``_rounds``            ()           rounds completed
+``_shares``            (N,) f32     card shares at the end of the last round (shaping)
+``_paid``              (N,) f32     outcome rewards paid so far (eliminations, RULES.md)
+``_early``             (N,) bool    eliminated before the end of the game
+``_winners``           (N,) bool    the winner set ``W`` once the game is over (R18, R19)
+=====================  ===========  =================================================================
+
+Integer fields are int32 unless marked.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from pgx._src.struct import dataclass
+
+from card_envs.battlecards.encoding import OBSERVATION_SIZE, SCALE, SEAT_SIZE
+from card_envs.battlecards.rules import (
+    BURY,
+    FOLLOW,
+    FROM_HAND,
+    FROM_PILE,
+    FROM_RECYCLED,
+    JOKER_KIND,
+    KIND,
+    LEAD,
+    MAX_DECK,
+    NUM_KINDS,
+    OVER,
+    ROUND_CARD,
+    WAR_CARD,
+    WAR_UP,
+    BattlecardsState,
+    sorted_deck,
+)
+from card_envs.jax.core import CardEnv, CardState
+
+MAX_SEATS = 6
+_NONE_KIND = NUM_KINDS  # the "none" entry of a kind one-hot
+_KINDS = np.arange(NUM_KINDS, dtype=np.int32)
+_KINDS_OR_NONE = np.arange(NUM_KINDS + 1, dtype=np.int32)
+_UPPER = np.triu(np.ones((NUM_KINDS, NUM_KINDS), np.int32))  # _UPPER[i, j] = 1 where i <= j
+_BEYOND = MAX_SEATS + 1  # an entry position above every participant's
+# what the war procedure has left to do after a decision
+_DONE, _RESOLVE, _COMMIT = 0, 1, 2
+_GOLDEN = np.uint32(0x9E3779B9)
+_DRAWS_PER_PASS = 2  # cards drawn per seat in one pass of the shuffled-pile loop
+
+
+# -- the state ------------------------------------------------------------------------------------------
+
+
+class Game(NamedTuple):
+    """The game arrays (the State's underscore fields without the underscore) and the Pgx fields a step
+    changes: what the step's functions pass along (see the module table)."""
+
+    current: Any
+    rewards: Any
+    terminated: Any
+    truncated: Any
+    hand: Any
+    pile: Any
+    pile_n: Any
+    pile_rand: Any
+    face_up: Any
+    up_order: Any
+    table_up: Any
+    table_down: Any
+    table_buried: Any
+    table_kind: Any
+    table_owner: Any
+    discard: Any
+    composition: Any
+    set_aside: Any
+    known: Any
+    unknown: Any
+    pile_known: Any
+    pile_unknown: Any
+    active: Any
+    phase: Any
+    leader: Any
+    round_card: Any
+    fighting: Any
+    entry: Any
+    participant: Any
+    stuck: Any
+    war_level: Any
+    queue: Any
+    bury_left: Any
+    commit_rest: Any
+    joker_value: Any
+    retire_level: Any
+    rounds: Any
+    shares: Any
+    paid: Any
+    early: Any
+    winners: Any
+
+
+_PGX_FIELDS = {"current": "current_player", "rewards": "rewards", "terminated": "terminated",
+               "truncated": "truncated"}
+
+
+@dataclass
+class State(CardState):
+    """A Battlecards position (the game arrays of the module table after Pgx's fields)."""
+
+    name: ClassVar[str] = "battlecards_v0"
+
+    _hand: jax.Array
+    _pile: jax.Array
+    _pile_n: jax.Array
+    _pile_rand: jax.Array
+    _face_up: jax.Array
+    _up_order: jax.Array
+    _table_up: jax.Array
+    _table_down: jax.Array
+    _table_buried: jax.Array
+    _table_kind: jax.Array
+    _table_owner: jax.Array
+    _discard: jax.Array
+    _composition: jax.Array
+    _set_aside: jax.Array
+    _known: jax.Array
+    _unknown: jax.Array
+    _pile_known: jax.Array
+    _pile_unknown: jax.Array
+    _active: jax.Array
+    _phase: jax.Array
+    _leader: jax.Array
+    _round_card: jax.Array
+    _fighting: jax.Array
+    _entry: jax.Array
+    _participant: jax.Array
+    _stuck: jax.Array
+    _war_level: jax.Array
+    _queue: jax.Array
+    _bury_left: jax.Array
+    _commit_rest: jax.Array
+    _joker_value: jax.Array
+    _retire_level: jax.Array
+    _rounds: jax.Array
+    _shares: jax.Array
+    _paid: jax.Array
+    _early: jax.Array
+    _winners: jax.Array
+
+
+class Flow(NamedTuple):
+    """What one step still has to do (not part of the State)."""
+
+    seed: Any  #: uint32 drawn from the step's key
+    counter: Any  #: uint32: random words used so far
+    todo: Any  #: _DONE / _RESOLVE / _COMMIT (the war procedure)
+    resume: Any  #: the commitment of ``current`` goes on after its BURY decisions
+    end_round: Any  #: the round is won (``winner``) or ends in a last-card tie (``tie``)
+    winner: Any
+    tie: Any
+    over: Any  #: the game ends without ending the round (cease fire, A29)
+    over_set: Any  #: its winner set
+
+
+class Moves(NamedTuple):
+    """Cards a step moves from the face-down piles (per seat): see ``Env._move``."""
+
+    recycle_first: Any  #: recycle before drawing (hand and pile empty, R6 / R11a)
+    to_hand: Any
+    to_table: Any
+    rest: Any
+
+
+# -- small helpers ----------------------------------------------------------------------------------------
+
+
+def _one_hot(index: jax.Array, size: int) -> jax.Array:
+    return jnp.arange(size) == index
+
+
+def _kind_counts(kinds: jax.Array) -> jax.Array:
+    """Per-kind counts of the last axis of ``kinds`` (-1 entries count for none)."""
+    return (kinds[..., None] == _KINDS).sum(-2, dtype=jnp.int32)
+
+
+def _mix(x: jax.Array) -> jax.Array:
+    """A 32-bit integer hash (lowbias32): the engine's random words, seeded from the key."""
+    x = x ^ (x >> 16)
+    x = x * jnp.uint32(0x7FEB352D)
+    x = x ^ (x >> 15)
+    x = x * jnp.uint32(0x846CA68B)
+    return x ^ (x >> 16)
+
+
+def _words(flow: Flow, shape: tuple[int, ...]) -> tuple[Flow, jax.Array]:
+    """Fresh random uint32 words of a static shape."""
+    size = int(np.prod(shape))
+    index = flow.counter + jnp.arange(size, dtype=jnp.uint32).reshape(shape)
+    words = _mix(_mix(index * _GOLDEN + flow.seed) ^ flow.seed)
+    return flow._replace(counter=flow.counter + jnp.uint32(size)), words
+
+
+def _below(words: jax.Array, bound: jax.Array) -> jax.Array:
+    """Uniform integers in ``[0, bound)`` from random words (24 bits; 0 when ``bound`` is 0)."""
+    unit = (words >> 8).astype(jnp.float32) * jnp.float32(1.0 / (1 << 24))
+    return jnp.minimum((unit * bound.astype(jnp.float32)).astype(jnp.int32), jnp.maximum(bound - 1, 0))
+
+
+def _running_total(counts: jax.Array) -> jax.Array:
+    """Cumulative sums over the 14 kinds (a broadcast sum: XLA's CPU cumsum is slow for short rows)."""
+    return (counts[..., :, None] * _UPPER).sum(-2)
+
+
+def _sample(words: jax.Array, running: jax.Array) -> jax.Array:
+    """The kind of a uniformly random card of each per-kind multiset, given by its running totals
+    (:func:`_running_total`): the first kind whose running total exceeds a uniform index."""
+    return (running <= _below(words, running[..., -1])[..., None]).sum(-1)
+
+
+def _value(kind: jax.Array, joker_value: jax.Array) -> jax.Array:
+    """R2 / R20: the value of a kind (a joker is worth ``jv``)."""
+    return jnp.where(kind == JOKER_KIND, joker_value, kind + 2)
+
+
+def _take_known(known: jax.Array, unknown: jax.Array, cards: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """7.5: cards (per owner and kind) of the owners' hidden holdings became public: each leaves ``K_p``
+    if its kind is there, else ``u_p`` (the same rule for ``F_p`` / ``f_p``)."""
+    taken = jnp.minimum(cards, known)
+    return known - taken, unknown - (cards - taken).sum(-1)
+
+
+# -- the environment ------------------------------------------------------------------------------------
+
+
+class Env(CardEnv):
+    """``battlecards_v0`` as a ``pgx.Env``; see the module docstring, and the env's docstring
+    (``help(card_envs.battlecards_v0)``) for the observation, action and reward tables."""
+
+    name = "battlecards_v0"
+    state_class = State
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        c = self.config
+        self.n = c.num_players
+        self.deck_size = MAX_DECK if c.jokers else 52
+        #: recycles and the tie deal keep chronological order: piles, face-up piles and the table in order
+        self.ordered = not c.shuffle_mid_game
+        self.retire = c.retire_lowest_on_flip
+        #: the most cards a seat moves in one step: a hand-empty war fill and a commitment (R11a-d), or a refill
+        self._most = c.hand_size + c.war_facedown_count
+        self.deck_kinds = np.asarray(KIND, np.int32)[sorted_deck(c.jokers)]
+        self.composition = np.bincount(self.deck_kinds, minlength=NUM_KINDS).astype(np.int32)
+        if c.max_rounds is not None and c.max_rounds <= 1 << 16:
+            # obs[513] is rounds / max_rounds in float64, then float32 (encoding.py): the same numbers
+            self.round_fraction = (np.arange(c.max_rounds + 1) / c.max_rounds).astype(np.float32)
+        else:
+            self.round_fraction = None
+
+    # -- Pgx API -------------------------------------------------------------------------------------
+
+    def _init(self, key: jax.Array) -> State:
+        c, n, size = self.config, self.n, self.deck_size
+        deal_key, leader_key = jax.random.split(key)
+        flow = self._flow(deal_key)
+        k = size // n
+        dealt = min(c.hand_size, k)
+        deck = self._shuffled_deck(flow)  # 3.2: kinds, index 0 = top
+        # 3.3: card i goes to player i mod N, the first card a player receives is the top of its pile (A3);
+        # 3.4: the first ``dealt`` cards of each pile go to the hand (A7); the rest is set aside (A4)
+        received = np.arange(n)[:, None] + n * np.arange(k)[None, :]  # (N, k): deck index, top first
+        hand = _kind_counts(deck[received[:, :dealt]])
+        below_top = received[:, dealt:][:, ::-1]  # the pile, bottom first: the top at index k - dealt - 1
+        pile = jnp.zeros((n, size), jnp.int8).at[:, :k - dealt].set(deck[below_top].astype(jnp.int8))
+        zeros = jnp.zeros((n, NUM_KINDS), jnp.int32)
+        leader = (jax.random.randint(leader_key, (), 0, n, jnp.int32) if c.first_leader is None  # A5
+                  else jnp.int32(c.first_leader))
+        g = Game(
+            current=leader, rewards=jnp.zeros(n, jnp.float32), terminated=jnp.bool_(False),
+            truncated=jnp.bool_(False), hand=hand, pile=pile, pile_n=jnp.full(n, k - dealt, jnp.int32),
+            pile_rand=zeros, face_up=zeros, up_order=jnp.zeros((n, size if self.ordered else 0), jnp.int8),
+            table_up=zeros, table_down=zeros, table_buried=zeros,
+            table_kind=jnp.zeros(size if self.ordered else 0, jnp.int8),
+            table_owner=jnp.zeros(size if self.ordered else 0, jnp.int8),
+            discard=jnp.zeros(NUM_KINDS, jnp.int32), composition=jnp.asarray(self.composition),
+            set_aside=jnp.int32(size - n * k), known=zeros, unknown=jnp.full(n, k, jnp.int32),
+            pile_known=zeros, pile_unknown=jnp.full(n, k - dealt, jnp.int32), active=jnp.ones(n, jnp.bool_),
+            phase=jnp.int32(LEAD), leader=leader, round_card=jnp.full(n, -1, jnp.int32),
+            fighting=jnp.full(n, -1, jnp.int32), entry=jnp.zeros(n, jnp.int32),
+            participant=jnp.zeros(n, jnp.bool_), stuck=jnp.zeros(n, jnp.bool_), war_level=jnp.int32(0),
+            queue=jnp.int32(0), bury_left=jnp.int32(0), commit_rest=jnp.int32(0),
+            joker_value=jnp.int32(c.joker_initial_value), retire_level=jnp.int32(1), rounds=jnp.int32(0),
+            shares=jnp.full(n, 1.0 / n, jnp.float32), paid=jnp.zeros(n, jnp.float32),
+            early=jnp.zeros(n, jnp.bool_), winners=jnp.zeros(n, jnp.bool_),
+        )
+        return State(observation=jnp.zeros(OBSERVATION_SIZE, jnp.float32),
+                     legal_action_mask=jnp.zeros(NUM_KINDS, jnp.bool_), _step_count=jnp.int32(0),
+                     **self._fields(g))
+
+    def _shuffled_deck(self, flow: Flow) -> jax.Array:
+        """The kinds of a uniformly shuffled deck: each position a uniformly random card of those left."""
+        size = self.deck_size
+        _, words = _words(flow, (size,))
+
+        def place(i: jax.Array, carry: tuple[jax.Array, jax.Array]) -> tuple[jax.Array, jax.Array]:
+            running, deck = carry
+            kind = _sample(words[i], running)
+            return running - (_KINDS >= kind), deck.at[i].set(kind)
+
+        running = jnp.asarray(np.cumsum(self.composition).astype(np.int32))
+        return jax.lax.fori_loop(0, size, place, (running, jnp.zeros(size, jnp.int32)))[1]
+
+    def _step(self, state: State, action: jax.Array, key: jax.Array) -> State:
+        n = self.n
+        g = self._game(state)._replace(rewards=jnp.zeros(n, jnp.float32))
+        g, flow = self._decide(g, self._flow(key), action.astype(jnp.int32))
+        if self.retire:  # one commitment at a time: the retirement level moves with every recycle (R21)
+            g, flow = jax.lax.while_loop(lambda c: c[1].todo != _DONE, lambda c: self._war(*c)[:2], (g, flow))
+            g, flow = self._close_round(g, flow)
+            for i in range(n):  # A34: clockwise from the next leader; one card at a time
+                p = (g.leader + i) % n
+                g, flow = self._fill_retiring(g, flow, p, flow.end_round & g.active[p])
+        else:  # one pass: either the commitments up to the next BURY decision, or the end of the round
+            g, flow, moves = self._war(g, flow)
+            g, flow = self._close_round(g, flow)
+            moves = jax.tree.map(lambda refill, war: jnp.where(flow.end_round, refill, war),
+                                 self._refill_moves(g, flow.end_round), moves)
+            g = self._recycle(g, moves.recycle_first)
+            g, flow, _ = self._move(g, flow, moves.to_hand, moves.to_table, moves.rest, self._most)
+        g = self._after_refill(g, flow)
+        g = g._replace(queue=jnp.where(g.phase == BURY, g.queue, 0))  # only a BURY decision resumes the queue
+        return state.replace(**self._fields(g))
+
+    def _legal_action_mask(self, state: State) -> jax.Array:
+        """Section 8.2: the kinds in the acting player's hand (none once the game is over)."""
+        hand = (state._hand * _one_hot(state.current_player, self.n)[:, None]).sum(0)
+        return (hand > 0) & (state._phase != OVER)
+
+    def _observe(self, state: State, player: jax.Array) -> jax.Array:
+        return self._encode(self._game(state), player)
+
+    # -- State <-> Game ----------------------------------------------------------------------------------
+
+    def _game(self, state: State) -> Game:
+        return Game(**{f: getattr(state, _PGX_FIELDS.get(f, "_" + f)) for f in Game._fields})
+
+    def _fields(self, g: Game) -> dict[str, jax.Array]:
+        return {_PGX_FIELDS.get(f, "_" + f): getattr(g, f) for f in Game._fields}
+
+    def _flow(self, key: jax.Array) -> Flow:
+        return Flow(seed=jax.random.bits(key, (), jnp.uint32), counter=jnp.uint32(0), todo=jnp.int32(_DONE),
+                    resume=jnp.bool_(False), end_round=jnp.bool_(False), winner=jnp.int32(0),
+                    tie=jnp.bool_(False), over=jnp.bool_(False), over_set=jnp.zeros(self.n, jnp.bool_))
+
+    # -- card movements (R4-R6, R11), for every seat at once -------------------------------------------------
+
+    def _pile_sizes(self, g: Game) -> jax.Array:
+        return g.pile_n + g.pile_rand.sum(1)
+
+    def _held(self, g: Game) -> jax.Array:
+        """``c_p``: hand + face-down pile + face-up pile."""
+        return g.hand.sum(1) + self._pile_sizes(g) + g.face_up.sum(1)
+
+    def _table_size(self, g: Game) -> jax.Array:
+        return (g.table_up + g.table_down + g.table_buried).sum()
+
+    def _recycled_piles(self, g: Game) -> jax.Array:
+        """Every seat's face-up pile as an ordered face-down pile: oldest card on top (A11), i.e. last."""
+        slots = np.arange(self.deck_size)
+        size = g.face_up.sum(1)[:, None]
+        source = jnp.clip(size - 1 - slots, 0, self.deck_size - 1)
+        return jnp.where(slots < size, jnp.take_along_axis(g.up_order, source, axis=1), 0).astype(jnp.int8)
+
+    def _recycled(self, g: Game, who: jax.Array) -> Game:
+        """The bookkeeping of R5 RECYCLE for the seats ``who`` once their piles are replaced: the face-up
+        pile is emptied, its contents become public (7.5), and R21 retires the next rank."""
+        public = g.face_up * who[:, None]
+        g = g._replace(known=g.known + public, pile_known=g.pile_known + public,
+                       face_up=jnp.where(who[:, None], 0, g.face_up))
+        if self.ordered:
+            g = g._replace(up_order=jnp.where(who[:, None], 0, g.up_order).astype(jnp.int8))
+        if self.retire:
+            g = g._replace(retire_level=jnp.minimum(g.retire_level + who.sum(), self.config.retire_max_rank))
+        return g
+
+    def _recycle(self, g: Game, who: jax.Array) -> Game:
+        """R5 RECYCLE for the seats ``who`` (their face-down piles are empty): the face-up pile becomes the
+        face-down pile, shuffled (lazily, module docstring) or in chronological order (A11)."""
+        rows = who[:, None]
+        if self.ordered:
+            g = g._replace(pile=jnp.where(rows, self._recycled_piles(g), g.pile).astype(jnp.int8),
+                           pile_n=jnp.where(who, g.face_up.sum(1), g.pile_n))
+        else:
+            g = g._replace(pile_rand=jnp.where(rows, g.face_up, g.pile_rand))
+        return self._recycled(g, who)
+
+    def _move(self, g: Game, flow: Flow, to_hand: jax.Array, to_table: jax.Array, rest: jax.Array,
+              most: int) -> tuple[Game, Flow, jax.Array]:
+        """Cards leave the top of each seat's face-down pile: ``to_hand[p]`` into the hand (R4 DRAW, no
+        retirement), then ``to_table[p]`` face down onto the table (R11b); then, where ``rest[p]`` more
+        face-down cards are owed (the pile is empty by then), the face-up pile is recycled (R5) and up to
+        ``rest[p]`` of its cards follow (R11d). Every seat at once, at most ``most`` cards each; seats place in
+        reverse entry order (R23). Returns the cards drawn into each hand, per kind.
+
+        The cards of an ordered pile are known in advance (its top ``most`` slots); a shuffled pile gives
+        one uniformly random card of what is left per draw (module docstring), the only loop."""
+        n, size = self.n, self.deck_size
+        j = np.arange(most)
+        up = g.face_up.sum(1)
+        current = to_hand + to_table  # from the pile as it is
+        total = current + jnp.where(rest > 0, jnp.minimum(rest, up), 0)
+        recycled = total > current
+        top = jnp.take_along_axis(g.pile, jnp.clip(g.pile_n[:, None] - 1 - j, 0, size - 1), axis=1).astype(jnp.int32)
+        if self.ordered:  # the recycled pile follows, oldest card first (A11)
+            after = jnp.take_along_axis(g.up_order, jnp.clip(j - g.pile_n[:, None], 0, size - 1), axis=1)
+            sequence = jnp.where(j < g.pile_n[:, None], top, after.astype(jnp.int32))
+            from_order = j < total[:, None]
+        else:
+            sequence = top
+            from_order = j < jnp.minimum(current, g.pile_n)[:, None]
+        to_the_hand = j < to_hand[:, None]
+        cards = (sequence[:, :, None] == _KINDS) & from_order[:, :, None]
+        drawn = (cards & to_the_hand[:, :, None]).sum(1, dtype=jnp.int32)
+        placed = (cards & ~to_the_hand[:, :, None]).sum(1, dtype=jnp.int32)
+        if self.ordered:
+            pile_n = jnp.where(recycled, up - (total - g.pile_n), g.pile_n - total)
+            pile = jnp.where(recycled[:, None], self._recycled_piles(g), g.pile)
+            # R23: seat by seat in reverse entry order
+            first = self._table_size(g) + ((g.entry[None, :] > g.entry[:, None]) * (total - to_hand)[None, :]).sum(1)
+            at = jnp.where(from_order & ~to_the_hand, first[:, None] - to_hand[:, None] + j, size)
+            g = g._replace(table_kind=g.table_kind.at[at].set(sequence.astype(jnp.int8), mode="drop"),
+                           table_owner=g.table_owner.at[at].set(jnp.broadcast_to(np.arange(n, dtype=np.int8)[:, None],
+                                                                                  at.shape), mode="drop"))
+        else:  # the rest, one uniformly random card after another: from the shuffled pile, then the recycled one
+            ordered = jnp.minimum(current, g.pile_n)
+            pile_n = g.pile_n - ordered
+            pile = g.pile
+            shuffled_draws = total - ordered
+            recycled_running = _running_total(g.face_up)
+
+            def draw(carry: tuple) -> tuple:
+                running, drawn, placed, counter, i = carry
+                at = ordered + i  # the card's place in the seat's sequence
+                running = jnp.where(((at == current) & recycled)[:, None], recycled_running, running)  # R11d
+                _, words = _words(flow._replace(counter=counter), (n,))
+                kind = jnp.where(i < shuffled_draws, _sample(words, running), NUM_KINDS)
+                card = _KINDS == kind[:, None]
+                hand_card = (at < to_hand)[:, None]
+                return (running - (_KINDS >= kind[:, None]), drawn + (card & hand_card), placed + (card & ~hand_card),
+                        counter + jnp.uint32(n), i + 1)
+
+            start = (_running_total(g.pile_rand), drawn, placed, flow.counter, jnp.int32(0))
+            def draws(carry: tuple) -> tuple:
+                for _ in range(_DRAWS_PER_PASS):
+                    carry = draw(carry)
+                return carry
+
+            running, drawn, placed, counter, _ = jax.lax.while_loop(lambda c: (c[-1] < shuffled_draws).any(), draws,
+                                                                    start)
+            flow = flow._replace(counter=counter)
+            g = g._replace(pile_rand=running - jnp.concatenate([jnp.zeros((n, 1), jnp.int32), running[:, :-1]], 1))
+        slots = np.arange(size)
+        pile_known, pile_unknown = _take_known(g.pile_known, g.pile_unknown, drawn)  # drawn before any recycle
+        g = g._replace(pile=jnp.where(slots < pile_n[:, None], pile, 0).astype(jnp.int8), pile_n=pile_n,
+                       hand=g.hand + drawn, table_down=g.table_down + placed, pile_known=pile_known,
+                       pile_unknown=pile_unknown)
+        return self._recycled(g, recycled), flow, drawn
+
+    def _refill_moves(self, g: Game, end: jax.Array) -> Moves:
+        """R16.2 FILL of every active seat (without retirement: a recycle if hand and pile are empty, then
+        one draw of up to ``hand_size`` cards, R6)."""
+        in_hand, pile = g.hand.sum(1), self._pile_sizes(g)
+        who = end & g.active
+        recycle = who & (in_hand == 0) & (pile == 0)
+        pile = jnp.where(recycle, g.face_up.sum(1), pile)
+        zero = jnp.zeros(self.n, jnp.int32)
+        return Moves(recycle, jnp.where(who, jnp.minimum(self.config.hand_size - in_hand, pile), 0), zero, zero)
+
+    def _fill_retiring(self, g: Game, flow: Flow, p: jax.Array, do: jax.Array) -> tuple[Game, Flow]:
+        """R6 FILL of seat ``p`` (when ``do``) with R21: one card at a time (a retired card is revealed and
+        discarded, and the draw goes on; a recycle raises the retirement level for the next cards)."""
+        seat = _one_hot(p, self.n)
+        limit = self.config.hand_size
+
+        def pending(g: Game) -> jax.Array:
+            in_hand = (g.hand.sum(1) * seat).sum()
+            return do & (in_hand < limit) & (((self._pile_sizes(g) * seat).sum() > 0)
+                                            | ((in_hand == 0) & ((g.face_up.sum(1) * seat).sum() > 0)))
+
+        def draw(carry: tuple[Game, Flow]) -> tuple[Game, Flow]:
+            g, flow = carry
+            g = self._recycle(g, seat & (self._pile_sizes(g) == 0))
+            g, flow, drawn = self._move(g, flow, seat.astype(jnp.int32), seat * 0, seat * 0, 1)
+            retired = drawn * ((_KINDS != JOKER_KIND) & (_KINDS + 2 <= g.retire_level))
+            known, unknown = _take_known(g.known, g.unknown, retired)  # revealed to everyone (R4)
+            return g._replace(hand=g.hand - retired, discard=g.discard + retired.sum(0), known=known,
+                              unknown=unknown), flow
+
+        return jax.lax.while_loop(lambda c: pending(c[0]), draw, (g, flow))
+
+    # -- decisions (R7, R11c, R12) ---------------------------------------------------------------------
+
+    def _next_active(self, g: Game, p: jax.Array) -> jax.Array:
+        """R1: the next active seat clockwise after ``p``."""
+        seats = (p + 1 + jnp.arange(self.n)) % self.n
+        return seats[jnp.argmax(g.active[seats])]
+
+    def _next_in_war(self, g: Game, below: jax.Array) -> tuple[jax.Array, jax.Array]:
+        """R11 / R12 reverse entry order: the non-stuck participant with the highest entry position below
+        ``below``, and whether there is one."""
+        rank = jnp.where(g.participant & ~g.stuck & (g.entry < below), g.entry, 0)
+        return jnp.argmax(rank).astype(jnp.int32), rank.max() > 0
+
+    def _decide(self, g: Game, flow: Flow, action: jax.Array) -> tuple[Game, Flow]:
+        """The decision itself (R7, R11c, R12) and who owes the next one, or what the war does next."""
+        p, phase = g.current, g.phase
+        seat = _one_hot(p, self.n)
+        card = seat[:, None] & (_KINDS == action)
+        bury = phase == BURY
+        face_up = ~bury
+        round_card = phase <= FOLLOW
+        if self.ordered:
+            at = jnp.where(self._table_size(g) < self.deck_size, self._table_size(g), self.deck_size)
+            g = g._replace(table_kind=g.table_kind.at[at].set(action.astype(jnp.int8), mode="drop"),
+                           table_owner=g.table_owner.at[at].set(p.astype(jnp.int8), mode="drop"))
+        known, unknown = _take_known(g.known, g.unknown, card & face_up)  # 7.5: played face up
+        g = g._replace(
+            hand=g.hand - card, known=known, unknown=unknown,
+            table_buried=g.table_buried + (card & bury),
+            table_up=g.table_up + (card & face_up),
+            fighting=jnp.where(seat & face_up, action, g.fighting),
+            round_card=jnp.where(seat & round_card, action, g.round_card),
+            bury_left=g.bury_left - bury,
+        )
+        follower = self._next_active(g, p)  # R7: the next follower, or the round is resolved
+        round_done = round_card & (follower == g.leader)
+        shower, more = self._next_in_war(g, (g.entry * seat).sum())  # R12: the next war card, or resolve
+        war_up = phase == WAR_UP
+        level_done = war_up & ~more
+        commit_done = bury & (g.bury_left == 0)
+        g = g._replace(
+            current=jnp.where(round_card & ~round_done, follower, jnp.where(war_up & more, shower, p)),
+            phase=jnp.where(round_card & ~round_done, FOLLOW, phase),
+        )
+        todo = jnp.where(round_done | level_done, _RESOLVE, jnp.where(commit_done, _COMMIT, _DONE))
+        return g, flow._replace(todo=todo.astype(jnp.int32), resume=commit_done)
+
+    # -- the war (R8-R13) ------------------------------------------------------------------------------
+
+    def _war(self, g: Game, flow: Flow) -> tuple[Game, Flow, Moves]:
+        """The automatic part of a round after a decision: resolve the round or the level (R8 / R13), start
+        a level (R10), the face-down phase up to the next BURY decision (R11) and the start of the face-up
+        phase (R12). Without retirement one pass does it all and returns the card movements of the
+        commitments (made by the step); with it, one commitment per pass, its cards moved here."""
+        c, n = self.config, self.n
+        facedown = c.war_facedown_count
+        # R8 / R13: the highest fighting card among those who played (round) or the participants (level)
+        resolve = flow.todo == _RESOLVE
+        in_war = g.war_level > 0
+        contenders = jnp.where(in_war, g.participant, g.active)
+        values = jnp.where(contenders, _value(g.fighting, g.joker_value), -1)
+        tied = contenders & (values == values.max())
+        single = tied.sum() == 1
+        won = resolve & single
+        flow = flow._replace(end_round=flow.end_round | won,
+                             winner=jnp.where(won, jnp.argmax(tied), flow.winner).astype(jnp.int32))
+        start = resolve & ~single
+        # R9 / A14: entry order = play order, clockwise from the leader
+        order = (jnp.arange(n) - g.leader) % n
+        position = 1 + (tied[None, :] & (order[None, :] < order[:, None])).sum(1)
+        g = g._replace(entry=jnp.where(start & ~in_war, jnp.where(tied, position, 0), g.entry))
+        # R10: a level starts
+        stuck = g.stuck | (start & tied & (self._held(g) == 0))  # A22
+        g = g._replace(war_level=g.war_level + start, participant=jnp.where(start, tied, g.participant),
+                       stuck=stuck)
+        cease = start & c.cease_fire & (g.active.sum() == 2) & (tied & stuck).any()  # R10.1 / A30
+        all_stuck = start & ~cease & ~(tied & ~stuck).any()  # R10.2 / A24
+        everyone = all_stuck & (g.active.sum() == tied.sum())  # R15.1 / A29
+        over = cease | everyone
+        flow = flow._replace(over=flow.over | over,
+                             over_set=jnp.where(cease, g.active, jnp.where(everyone, tied, flow.over_set)),
+                             tie=flow.tie | (all_stuck & ~everyone),
+                             end_round=flow.end_round | (all_stuck & ~everyone))
+        # R11: the commitments, in reverse entry order
+        commit = (start & ~over & ~all_stuck) | (flow.todo == _COMMIT)
+        resume = flow.resume & (flow.todo == _COMMIT)
+        resumed = _one_hot(g.current, n) & resume  # the seat that made its BURY decisions
+        queue = jnp.where(start, _BEYOND, jnp.where(resume, (g.entry * resumed).sum(), g.queue))
+        waiting = commit & g.participant & ~g.stuck & (g.entry < queue)
+        in_hand = g.hand.sum(1)
+        empty_hand = in_hand == 0
+        if self.retire:  # the next seat only (after a BURY decision: that seat's commitment only)
+            now = waiting & (g.entry == jnp.where(waiting, g.entry, 0).max()) & ~resume
+            g, flow = self._fill_retiring(g, flow, jnp.argmax(now), (now & empty_hand).any())  # R11a / A19
+            turned_stuck = now & (g.hand.sum(1) == 0)  # every drawn card was retired
+            now = now & ~turned_stuck
+            to_hand = jnp.zeros(n, jnp.int32)
+            recycle_first = jnp.zeros(n, jnp.bool_)
+            in_hand = g.hand.sum(1)
+            pile = self._pile_sizes(g)
+        else:  # every seat down to the first one that will owe BURY decisions; R11a draws are moved later
+            drawn, pile = self._war_fill(g)
+            now = waiting & (g.entry >= jnp.where(waiting & (self._burials(in_hand + drawn, pile) > 0), g.entry,
+                                                  0).max())
+            turned_stuck = jnp.zeros(n, jnp.bool_)
+            to_hand = jnp.where(now & empty_hand, drawn, 0)
+            recycle_first = now & empty_hand & (self._pile_sizes(g) == 0)
+            in_hand = in_hand + to_hand
+        from_pile = jnp.where(now, jnp.minimum(facedown, pile), 0)  # R11b
+        short = jnp.where(now, facedown - from_pile, 0)
+        burials = jnp.where(now, self._burials(in_hand, pile), 0)
+        buries = burials > 0
+        moves = Moves(recycle_first, to_hand, from_pile,
+                      jnp.where(now & ~buries, short, 0) + jnp.where(resumed, g.commit_rest, 0))
+        if self.retire:
+            g, flow, _ = self._move(g, flow, moves.to_hand, moves.to_table, moves.rest, self._most)
+        buryer = jnp.argmax(buries)
+        processed = now | turned_stuck
+        g = g._replace(
+            stuck=g.stuck | turned_stuck,
+            phase=jnp.where(buries.any(), BURY, g.phase),
+            current=jnp.where(buries.any(), buryer, g.current),
+            bury_left=jnp.where(buries.any(), burials[buryer], jnp.where(commit, 0, g.bury_left)),
+            commit_rest=jnp.where(buries.any(), short[buryer] - burials[buryer], jnp.where(commit, 0, g.commit_rest)),
+            queue=jnp.where(processed.any(), jnp.where(processed, g.entry, _BEYOND).min(), queue),
+        )
+        # R12: the face-up phase starts once every commitment is made
+        more = commit & ~buries.any() & (waiting & ~processed).any()
+        ready = commit & ~buries.any() & ~more
+        first, anyone = self._next_in_war(g, _BEYOND)
+        g = g._replace(phase=jnp.where(ready & anyone, WAR_UP, g.phase),
+                       current=jnp.where(ready & anyone, first, g.current))
+        todo = jnp.where(more, _COMMIT, jnp.where(ready & ~anyone, _RESOLVE, _DONE))  # all stuck: resolve again
+        return g, flow._replace(todo=todo.astype(jnp.int32), resume=jnp.bool_(False)), moves
+
+    def _war_fill(self, g: Game) -> tuple[jax.Array, jax.Array]:
+        """R11a without retirement, for every seat whose hand is empty: the cards FILL would draw (all of a
+        pile up to ``hand_size``, or of the recycled face-up pile), and the face-down pile left after it."""
+        pile, won = self._pile_sizes(g), g.face_up.sum(1)
+        source = jnp.where(pile > 0, pile, won)
+        drawn = jnp.where(g.hand.sum(1) == 0, jnp.minimum(self.config.hand_size, source), 0)
+        return drawn, jnp.where(g.hand.sum(1) == 0, source - drawn, pile)
+
+    def _burials(self, in_hand: jax.Array, pile: jax.Array) -> jax.Array:
+        """R11c / A17: BURY decisions owed with this hand and face-down pile (one card is always kept)."""
+        short = self.config.war_facedown_count - jnp.minimum(self.config.war_facedown_count, pile)
+        return jnp.where(short > 0, jnp.clip(jnp.minimum(short, in_hand - 1), 0), 0)
+
+    # -- the end of a round (R14-R19) -------------------------------------------------------------------
+
+    def _close_round(self, g: Game, flow: Flow) -> tuple[Game, Flow]:
+        """R14 / R15 and R16.1 (when the round ends): the face-down cards are revealed, the table goes to
+        its winner (or is shared after a last-card tie), and the table is cleared."""
+        end = flow.end_round
+        known, unknown = _take_known(g.known, g.unknown, (g.table_down + g.table_buried) * end)  # A12
+        pile_known, pile_unknown = _take_known(g.pile_known, g.pile_unknown, g.table_down * end)
+        g = g._replace(known=known, unknown=unknown, pile_known=pile_known, pile_unknown=pile_unknown)
+        g = self._win_round(g, end & ~flow.tie, flow.winner)
+        g, flow = self._last_card_tie(g, flow)
+        zeros = jnp.zeros_like(g.table_up)
+        return g._replace(rounds=g.rounds + end, table_up=jnp.where(end, zeros, g.table_up),
+                          table_down=jnp.where(end, zeros, g.table_down),
+                          table_buried=jnp.where(end, zeros, g.table_buried),
+                          table_kind=jnp.where(end, 0, g.table_kind).astype(jnp.int8),
+                          table_owner=jnp.where(end, 0, g.table_owner).astype(jnp.int8)), flow
+
+    def _after_refill(self, g: Game, flow: Flow) -> Game:
+        """R16.3-R16.7 (when the round ended) and R18 / R19: eliminations, shaping, the end of the game or
+        truncation, the next leader and round."""
+        c = self.config
+        end = flow.end_round
+        held = self._held(g)
+        out = end & g.active & (held == 0)  # R17
+        g = g._replace(active=g.active & ~out)
+        if c.shaping_weight:
+            g = self._shape(g, held, end)
+        remaining = g.active.sum()
+        last_one = end & (remaining <= 1)  # R16.4 / A32
+        limit = c.max_rounds if c.max_rounds is not None else np.iinfo(np.int32).max
+        truncate = end & ~last_one & (g.rounds >= limit)  # R16.5 / R19
+        go_on = end & ~last_one & ~truncate
+        g = self._pay_elimination(g, out & go_on)
+        leader_out = go_on & ~g.active[g.leader]  # R16.6 / A33
+        g = g._replace(leader=jnp.where(leader_out, self._next_active(g, g.leader), g.leader))
+        g = self._start_round(g, go_on)
+        winners = jnp.where(flow.over, flow.over_set,
+                            jnp.where(last_one, jnp.where(remaining == 1, g.active, out), held == held.max()))
+        return self._finish(g, flow.over | last_one | truncate, winners, truncate, held)
+
+    def _win_round(self, g: Game, won: jax.Array, winner: jax.Array) -> Game:
+        """R14 (when ``won``): the winner takes the table (chronological order, R23); ``jv`` becomes the
+        value of its fighting card (a winning joker leaves it, A37)."""
+        seat = _one_hot(winner, self.n) & won
+        stakes = (g.table_up + g.table_down + g.table_buried).sum(0)
+        if self.ordered:
+            recipient = jnp.where(won, winner, self.n)
+            g = self._collect_ordered(g, jnp.full(self.deck_size, recipient), jnp.zeros(self.deck_size, jnp.bool_))
+        fighting = g.fighting[winner]
+        jv = g.joker_value
+        if self.config.jokers:
+            jv = jnp.where(won & (fighting != JOKER_KIND), fighting + 2, jv)
+        return g._replace(face_up=g.face_up + seat[:, None] * stakes, joker_value=jv,
+                          leader=jnp.where(won, winner, g.leader))
+
+    def _last_card_tie(self, g: Game, flow: Flow) -> tuple[Game, Flow]:
+        """R15.2 (when ``flow.tie``): the tied players take their own cards back; the others' cards are
+        shuffled and dealt from the designated player in entry order, the extras to it (A25-A28)."""
+        n = self.n
+        tie = flow.tie
+        tied = g.participant & tie
+        placed = g.table_up + g.table_down + g.table_buried
+        others = (placed * ~tied[:, None]).sum(0) * tie
+        rank = jnp.where(tied, g.entry, _BEYOND)
+        first = jnp.argmin(rank)
+        second = jnp.argmin(jnp.where(_one_hot(first, n), _BEYOND, rank))
+        designated = jnp.where(g.entry[first] == 1, second, first).astype(jnp.int32)  # A27: T[0] unless e1
+        size = jnp.maximum(tied.sum(), 1)
+        index_in_tied = (tied[None, :] & (g.entry[None, :] < g.entry[:, None])).sum(1)
+        rotation = (index_in_tied - index_in_tied[designated]) % size  # 0: designated, then entry order
+        total = others.sum()
+        dealt = (total // size) * size
+        face_up = g.face_up + placed * tied[:, None]
+        if self.ordered:  # the chronological deal
+            mine, recipient = self._tie_recipients(g, tied, rotation, size, dealt, designated)
+            recipient = jnp.where(tie, recipient, n)
+            g = self._collect_ordered(g, recipient, ~mine)
+            live = (jnp.arange(self.deck_size) < self._table_size(g)) & ~mine
+            face_up = face_up.at[recipient, g.table_kind.astype(jnp.int32)].add(live.astype(jnp.int32), mode="drop")
+        else:  # one uniformly random card after another (a shuffled deal)
+
+            def deal(carry: tuple[jax.Array, jax.Array, Flow, jax.Array]) -> tuple:
+                face_up, running, flow, i = carry
+                flow, words = _words(flow, ())
+                kind = _sample(words, running)
+                to = tied & (rotation == jnp.where(i < dealt, i % size, 0))
+                return face_up + (to[:, None] & (_KINDS == kind)), running - (_KINDS >= kind), flow, i + 1
+
+            face_up, _, flow, _ = jax.lax.while_loop(lambda c: c[3] < total, deal,
+                                                     (face_up, _running_total(others), flow, jnp.int32(0)))
+        jv = g.joker_value
+        if self.config.jokers:  # A28: jv := the tied value
+            jv = jnp.where(tie, _value(g.fighting[first], g.joker_value), jv)
+        return g._replace(face_up=face_up, joker_value=jv, leader=jnp.where(tie, designated, g.leader)), flow
+
+    def _tie_recipients(self, g: Game, tied: jax.Array, rotation: jax.Array, size: jax.Array, dealt: jax.Array,
+                        designated: jax.Array) -> tuple[jax.Array, jax.Array]:
+        """The chronological R15 deal (``shuffle_mid_game=False``): per table card, whether it goes back to
+        its owner, and its recipient (A25-A28)."""
+        owners = g.table_owner.astype(jnp.int32)
+        mine = tied[owners]
+        others_before = jnp.cumsum(~mine) - (~mine).astype(jnp.int32)  # the card's index in M
+        slot = jnp.where(others_before < dealt, others_before % size, 0)
+        by_slot = jnp.argmax(tied[None, :] & (rotation[None, :] == slot[:, None]), axis=1)
+        recipient = jnp.where(mine, owners, jnp.where(others_before < dealt, by_slot, designated))
+        return mine, recipient
+
+    def _collect_ordered(self, g: Game, recipient: jax.Array, later: jax.Array) -> Game:
+        """R23: the table cards appended to their recipients' ordered face-up piles (a recipient of ``N``
+        takes nothing): each recipient gets its cards with ``later`` false first, then the others, each
+        group in chronological order. Call before the face-up counts change."""
+        n, size = self.n, self.deck_size
+        live = jnp.arange(size) < self._table_size(g)
+        to = (recipient[:, None] == jnp.arange(n)) & live[:, None]
+        first = to & ~later[:, None]
+        then = to & later[:, None]
+        before_first = ((jnp.cumsum(first, axis=0) - first) * to).sum(1)  # per card, its recipient's column
+        before_then = ((jnp.cumsum(then, axis=0) - then) * to).sum(1)
+        base = g.face_up.sum(1)
+        base = jnp.append(base, 0)[recipient]
+        firsts = jnp.append(first.sum(0), 0)[recipient]
+        position = base + jnp.where(later, firsts + before_then, before_first)
+        row = jnp.where(live, recipient, n)
+        return g._replace(up_order=g.up_order.at[row, position].set(g.table_kind, mode="drop"))
+
+    def _shape(self, g: Game, held: jax.Array, end: jax.Array) -> Game:
+        """Section 9 shaping: ``lambda N/(N-1) (s_p - s'_p)`` at the end of every round."""
+        n = self.n
+        total = held.sum()
+        shares = held.astype(jnp.float32) / jnp.maximum(total, 1).astype(jnp.float32)
+        do = end & (total > 0)  # every card retired (A32): shares undefined, keep the last ones
+        scale = jnp.float32(self.config.shaping_weight * n / (n - 1))
+        return g._replace(rewards=g.rewards + jnp.where(do, scale * (shares - g.shares), 0.0),
+                          shares=jnp.where(do, shares, g.shares))
+
+    def _pay_elimination(self, g: Game, out: jax.Array) -> Game:
+        """RULES.md: an eliminated player is paid ``-1/(N-1)`` at once, shared by the players still in."""
+        stake = jnp.where(out, 1.0 / (self.n - 1) + g.paid, 0.0)
+        share = stake.sum() / jnp.maximum(g.active.sum(), 1)
+        pay = jnp.where(out, -stake, jnp.where(g.active & out.any(), share, 0.0))
+        return g._replace(rewards=g.rewards + pay, paid=g.paid + pay, early=g.early | out)
+
+    def _finish(self, g: Game, do: jax.Array, winners: jax.Array, truncated: jax.Array, held: jax.Array) -> Game:
+        """R18 / R19 (when ``do``): the episode ends with winner set ``W``; section 9 rewards minus what was
+        already paid (RULES.md)."""
+        c, n = self.config, self.n
+        present = ~g.early
+        w = jnp.maximum(winners.sum(), 1).astype(jnp.float32)
+        win = (present.sum() - w) / (n - 1) + g.early.sum() / ((n - 1) * w)
+        target = jnp.where(winners, win, -w / (n - 1))
+        if c.truncation_scoring == "card_share":
+            share = n / (n - 1) * (held / jnp.maximum(held.sum(), 1) - 1 / n)
+            target = jnp.where(truncated, share, target)
+        pay = jnp.where(present & do, target - g.paid, 0.0).astype(jnp.float32)
+        return g._replace(rewards=g.rewards + pay, paid=g.paid + pay, winners=jnp.where(do, winners, g.winners),
+                          phase=jnp.where(do, OVER, g.phase), current=jnp.where(do, 0, g.current),
+                          terminated=g.terminated | (do & ~truncated), truncated=g.truncated | (do & truncated))
+
+    def _start_round(self, g: Game, do: jax.Array) -> Game:
+        """R7: the leader leads; every round field is cleared."""
+        n = self.n
+        none = jnp.full(n, -1, jnp.int32)
+        no = jnp.zeros(n, jnp.bool_)
+        return g._replace(
+            phase=jnp.where(do, LEAD, g.phase), current=jnp.where(do, g.leader, g.current),
+            round_card=jnp.where(do, none, g.round_card), fighting=jnp.where(do, none, g.fighting),
+            entry=jnp.where(do, 0, g.entry), participant=jnp.where(do, no, g.participant),
+            stuck=jnp.where(do, no, g.stuck), war_level=jnp.where(do, 0, g.war_level),
+            queue=jnp.where(do, 0, g.queue), bury_left=jnp.where(do, 0, g.bury_left),
+            commit_rest=jnp.where(do, 0, g.commit_rest),
+        )
+
+    # -- the observation (encoding.py) --------------------------------------------------------------------
+
+    def _encode(self, g: Game, o: jax.Array) -> jax.Array:
+        """The 533 entries of :mod:`card_envs.battlecards.encoding` for seat ``o``."""
+        c, n = self.config, self.n
+        f32 = jnp.float32
+        seats = jnp.arange(n)
+        playing = g.phase != OVER
+        in_war = g.entry > 0
+        # seat blocks relative to the observer: each seat array rolled by ``o`` (a slice of it written twice)
+        roll = lambda x: jax.lax.dynamic_slice_in_dim(jnp.concatenate([x, x]), o, n)  # noqa: E731
+        face_up = roll(g.face_up)
+        rotated = jnp.concatenate([
+            roll(g.active)[:, None], roll(seats == g.leader)[:, None], roll((seats == g.current) & playing)[:, None],
+            roll(g.hand.sum(1))[:, None], roll(self._pile_sizes(g))[:, None], face_up.sum(1)[:, None], face_up,
+            roll(jnp.where(g.round_card >= 0, g.round_card, _NONE_KIND))[:, None] == _KINDS_OR_NONE,
+            roll(g.participant & in_war)[:, None], roll(g.stuck & in_war)[:, None], roll(g.entry)[:, None],
+            roll(jnp.where(g.fighting >= 0, g.fighting, _NONE_KIND))[:, None] == _KINDS_OR_NONE,
+            roll(g.table_down.sum(1))[:, None], roll(g.table_buried.sum(1))[:, None], roll(g.known),
+            roll(g.unknown)[:, None],
+        ], axis=1, dtype=f32).reshape(-1)
+        viewer = _one_hot(o, n)
+        own = lambda x: (x * viewer.reshape((n,) + (1,) * (x.ndim - 1))).sum(0)  # noqa: E731
+        decision = (jnp.arange(4) == g.phase) & ((g.current == o) & playing)
+        table_up = g.table_up.sum(0)
+        unaccounted = (g.composition - g.face_up.sum(0) - table_up - g.discard - g.known.sum(0) + own(g.known)
+                       - own(g.hand) - own(g.pile_known) - own(g.table_buried))
+        if self.round_fraction is not None:
+            rounds = jnp.asarray(self.round_fraction)[jnp.minimum(g.rounds, c.max_rounds)]
+        elif c.max_rounds is not None:
+            rounds = g.rounds.astype(f32) / f32(c.max_rounds)
+        else:
+            rounds = f32(0.0)
+        flags = np.array([c.jokers, c.retire_lowest_on_flip, c.cease_fire], np.float32)
+        obs = jnp.concatenate([
+            decision, own(g.hand), own(g.table_buried), own(g.pile_known), own(g.pile_unknown)[None],
+            rotated, jnp.zeros(SEAT_SIZE * (MAX_SEATS - n)),
+            jnp.stack([g.war_level, self._table_size(g)]), table_up, g.joker_value == np.arange(1, 15),
+            (g.retire_level - 1)[None], g.discard, g.set_aside[None], rounds[None], unaccounted,
+            g.active.sum()[None], g.bury_left[None], flags,
+        ], dtype=f32)
+        return obs * SCALE
+
+    # -- Python positions ----------------------------------------------------------------------------------
+
+    def _game_fields(self, s: BattlecardsState, seed: tuple[int, ...]) -> dict[str, np.ndarray]:
+        n, size = self.n, self.deck_size
+        pile = np.zeros((n, size), np.int8)
+        for p, cards in enumerate(s.piles):
+            pile[p, :len(cards)] = _CARD_KIND[cards[::-1]]  # top at the end
+        up_order = np.zeros((n, size if self.ordered else 0), np.int8)
+        table_kind = np.zeros(size if self.ordered else 0, np.int8)
+        table_owner = np.zeros(size if self.ordered else 0, np.int8)
+        table = np.zeros((3, n, NUM_KINDS), np.int32)  # face up, face down from a pile, buried
+        if s.table:
+            cards, owners, sources, _levels = np.array(s.table, np.int64).T
+            slot = (_SOURCE_PART[sources] * n + owners) * NUM_KINDS + _CARD_KIND[cards]
+            table = np.bincount(slot, minlength=3 * n * NUM_KINDS).astype(np.int32).reshape(3, n, NUM_KINDS)
+            if self.ordered:
+                table_kind[:len(cards)], table_owner[:len(cards)] = _CARD_KIND[cards], owners
+        if self.ordered:
+            for p, cards in enumerate(s.face_up):
+                up_order[p, :len(cards)] = _CARD_KIND[cards]
+        entry = np.zeros(n, np.int32)
+        entry[s.entry_order] = np.arange(1, len(s.entry_order) + 1)
+        discard = np.bincount(_CARD_KIND[s.discard], minlength=NUM_KINDS).astype(np.int32)
+        return {
+            "_hand": np.array(s.hand_kinds, np.int32), "_pile": pile,
+            "_pile_n": np.array([len(c) for c in s.piles], np.int32),
+            "_pile_rand": np.zeros((n, NUM_KINDS), np.int32), "_face_up": np.array(s.face_up_kinds, np.int32),
+            "_up_order": up_order, "_table_up": table[0], "_table_down": table[1], "_table_buried": table[2],
+            "_table_kind": table_kind, "_table_owner": table_owner, "_discard": discard,
+            "_composition": np.array(s.composition, np.int32), "_set_aside": np.int32(len(s.set_aside)),
+            "_known": np.array(s.known, np.int32), "_unknown": np.array(s.unknown, np.int32),
+            "_pile_known": np.array(s.pile_known, np.int32), "_pile_unknown": np.array(s.pile_unknown, np.int32),
+            "_active": np.array(s.active, np.bool_), "_phase": np.int32(s.phase), "_leader": np.int32(s.leader),
+            "_round_card": _CARD_KIND_OR_NONE[s.round_cards], "_fighting": _CARD_KIND_OR_NONE[s.fighting],
+            "_entry": entry, "_participant": _seats_in(s.participants, n),
+            "_stuck": np.array(s.stuck, np.bool_), "_war_level": np.int32(s.war_level),
+            "_queue": np.int32(entry[s.current_player] if s.phase == BURY else 0),
+            "_bury_left": np.int32(s.bury_left), "_commit_rest": np.int32(s.commit_rest),
+            "_joker_value": np.int32(s.joker_value), "_retire_level": np.int32(s.retire_level),
+            "_rounds": np.int32(s.rounds_completed), "_shares": np.array(s.shares, np.float32),
+            "_paid": np.array(s.outcome_paid, np.float32), "_early": _seats_in(s.eliminated_early, n),
+            "_winners": _seats_in(s.winner_set, n) & (s.phase == OVER),
+        }
+
+
+_CARD_KIND = np.asarray(KIND, np.int32)  #: kind of each card id (numpy, for ``from_state``)
+_CARD_KIND_OR_NONE = np.append(_CARD_KIND, -1).astype(np.int32)  #: index -1 (no card) gives -1
+#: table placement source (rules.py) -> 0 face up, 1 face down from a pile, 2 face down from the hand
+_SOURCE_PART = np.array([0 if source <= WAR_CARD else 2 if source == FROM_HAND else 1
+                         for source in (ROUND_CARD, WAR_CARD, FROM_PILE, FROM_HAND, FROM_RECYCLED)], np.int32)
+
+
+def _seats_in(seats: list[int], n: int) -> np.ndarray:
+    mask = np.zeros(n, np.bool_)
+    mask[seats] = True
+    return mask
+
+
+__all__ = ["Env", "State"]

@@ -1,0 +1,72 @@
+"""Compiled JAX engines shared by the JAX test modules (not a test module itself).
+
+Compiling a JAX engine takes seconds on 2 cores, so every test module asks here: each (game, config) is
+made and compiled once per test process, whatever module asks first.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+import card_envs
+from card_envs.jax.core import CardEnv, available_games, make
+from card_envs.jax.lockstep import Lockstep
+
+#: every (env name, config index, config) with a JAX engine in this checkout: index 0 is the default config
+JAX_CASES: list[tuple[str, int, dict[str, Any]]] = [
+    (name, index, config)
+    for name in available_games()
+    for index, config in enumerate(card_envs.make_game(name).variant_configs())
+]
+
+
+def case_id(case: tuple[str, int, dict[str, Any]]) -> str:
+    return f"{case[0]}-cfg{case[1]}"
+
+
+@dataclass(frozen=True)
+class Engine:
+    """One engine and its jitted entry points (unbatched and vmapped)."""
+
+    env: CardEnv
+    init: Any
+    step: Any
+    batch_init: Any
+    batch_step: Any
+    observe_all: Any  #: every seat's observation of one state, ``(num_players, obs_size)``
+
+    def keys(self, seed: int, count: int) -> jax.Array:
+        return jax.random.split(jax.random.PRNGKey(seed), count)
+
+
+@functools.cache
+def _engine(name: str, options_json: str) -> Engine:
+    env = make(name, **json.loads(options_json))
+    seats = jnp.arange(env.num_players)
+    return Engine(
+        env=env,
+        init=jax.jit(env.init),
+        step=jax.jit(env.step),
+        batch_init=jax.jit(jax.vmap(env.init)),
+        batch_step=jax.jit(jax.vmap(env.step)),
+        observe_all=jax.jit(lambda state: jax.vmap(lambda p: env.observe(state, p))(seats)),
+    )
+
+
+def engine(name: str, **options: Any) -> Engine:
+    return _engine(name, json.dumps(options, sort_keys=True))
+
+
+@functools.cache
+def _lockstep(name: str, options_json: str, chunk: int) -> Lockstep:
+    return Lockstep(name, json.loads(options_json), chunk)
+
+
+def lockstep(name: str, options: dict[str, Any], chunk: int) -> Lockstep:
+    return _lockstep(name, json.dumps(options, sort_keys=True), chunk)

@@ -1,0 +1,443 @@
+"""The JAX Battlecards engine (``card_envs/jax/battlecards.py``): the spec's worked scenarios (section 10)
+played through the JAX engine from stacked decks, the chance the JAX engine draws itself (the deal, the lazily
+shuffled recycled piles), and the invariants of its own games.
+
+Lockstep with the Python engine over random games of every variant config (every player count 2-6) is the
+generic ``tests/test_jax_lockstep.py`` (default run: 240 games of the default config, 24 of each other; ``-m
+slow``: 10,000 and 1,000), which picks this engine up; ``python -m card_envs.jax.lockstep battlecards_v0
+--variants`` runs it from the command line. Lockstep never reaches a shuffled pile (the JAX state is re-synchronised
+after every Python shuffle), so the shuffled piles are checked here: drawn uniformly, and every invariant holds
+along the engine's own games.
+
+Scenario steps are written as in the spec (``"P0: lead 9"``): the named player must be the one to act, the
+decision kind must match the verb. The JAX engine keeps kinds, not suits (its module docstring), so hands and
+piles are compared as kinds. Compiled engines come from ``tests/jax_support.py`` (once per config and process).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+pytest.importorskip("pgx")
+
+import jax.numpy as jnp  # noqa: E402
+
+from card_envs.battlecards.rules import BURY, FOLLOW, KIND, KIND_NAMES, LEAD, OVER, WAR_UP, Battlecards  # noqa: E402
+from card_envs.cards import card_id  # noqa: E402
+from card_envs.jax.core import random_legal_actions  # noqa: E402
+from tests import jax_support  # noqa: E402
+
+NAME = "battlecards_v0"
+VERB_PHASE = {"lead": LEAD, "follow": FOLLOW, "bury": BURY, "war-up": WAR_UP}
+VARIANTS = Battlecards.variant_configs()
+KEY = jax.random.PRNGKey(0)
+
+
+# -- compiled engines, once per config and test process (shared with the other JAX test modules) -------------
+
+
+def engine(**options: Any) -> Any:
+    return jax_support.engine(NAME, **options)
+
+
+# -- scenario helpers --------------------------------------------------------------------------------------
+
+
+def kinds_of(codes: str) -> Counter:
+    """Spec card codes as a multiset of kind names (the JAX engine keeps no suits)."""
+    return Counter(KIND_NAMES[KIND[card_id(code)]] for code in codes.split())
+
+
+def deal(deck: str, **options: Any) -> tuple[jax_support.Engine, Any]:
+    """The JAX state of a stacked deck (3.2), through ``from_state`` of the Python deal."""
+    eng = engine(**options)
+    py_state = Battlecards(**options).new_state(np.random.default_rng(0), {"deck": deck.split()})
+    return eng, eng.env.from_state(py_state)
+
+
+def play(eng: jax_support.Engine, state: Any, script: str, key: jax.Array = KEY) -> Any:
+    """Apply steps like ``"P0: lead 9, P1: follow 9"``, checking the actor, the decision kind and the mask."""
+    for step in re.split(r"[,;]\s*", script.strip()):
+        match = re.fullmatch(r"P(\d): (lead|follow|bury|war-up) (\w+)", step.strip())
+        assert match, f"bad step {step!r}"
+        player, verb, name = int(match[1]), match[2], match[3]
+        assert int(state.current_player) == player, f"{step}: player_{int(state.current_player)} is to act"
+        assert int(state._phase) == VERB_PHASE[verb], f"{step}: decision is {int(state._phase)}"
+        action = KIND_NAMES.index(name)
+        assert bool(state.legal_action_mask[action]), f"{step}: {name} is not in the mask"
+        key, sub = jax.random.split(key)
+        state = eng.step(state, jnp.int32(action), sub)
+    return state
+
+
+def hand(state: Any, p: int) -> Counter:
+    return Counter({KIND_NAMES[k]: int(c) for k, c in enumerate(np.asarray(state._hand[p])) if c})
+
+
+def pile(state: Any, p: int) -> list[str]:
+    """The ordered face-down pile, top first."""
+    size = int(state._pile_n[p])
+    assert int(state._pile_rand[p].sum()) == 0, "a shuffled pile has no order"
+    return [KIND_NAMES[k] for k in np.asarray(state._pile[p, :size])[::-1]]
+
+
+def face_up(state: Any, p: int) -> Counter:
+    return Counter({KIND_NAMES[k]: int(c) for k, c in enumerate(np.asarray(state._face_up[p])) if c})
+
+
+def face_up_order(state: Any, p: int) -> list[str]:
+    """``U_p`` oldest first (``shuffle_mid_game=False`` only)."""
+    size = int(state._face_up[p].sum())
+    return [KIND_NAMES[k] for k in np.asarray(state._up_order[p, :size])]
+
+
+def held(state: Any) -> list[int]:
+    return (np.asarray(state._hand.sum(1) + state._pile_n + state._pile_rand.sum(1) + state._face_up.sum(1))
+            .tolist())
+
+
+def mask_kinds(state: Any) -> set[str]:
+    return {KIND_NAMES[a] for a in np.flatnonzero(np.asarray(state.legal_action_mask))}
+
+
+def names(codes: str) -> list[str]:
+    return [KIND_NAMES[KIND[card_id(code)]] for code in codes.split()]
+
+
+SORTED = " ".join(f"{rank}{suit}" for suit in "CDHS" for rank in ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J",
+                                                                   "Q", "K", "A"))
+
+
+# -- section 10: the worked scenarios -------------------------------------------------------------------------
+
+
+def test_s1_deal_plain_round_and_mask():  # S1, R4, R7, R8, R14, R16, A3, A44
+    eng, s = deal(SORTED)
+    assert hand(s, 0) == kinds_of("2C 4C 6C 8C 10C") and pile(s, 0)[:4] == names("QC AC 3D 5D")
+    assert len(pile(s, 0)) == 21 and pile(s, 0)[-1] == "K"
+    assert hand(s, 1) == kinds_of("3C 5C 7C 9C JC") and pile(s, 1)[:3] == names("KC 2D 4D")
+    assert int(s._set_aside) == 0 and int(s.current_player) == 0 and int(s._phase) == LEAD
+    assert mask_kinds(s) == {"2", "4", "6", "8", "10"}
+    s = play(eng, s, "P0: lead 10, P1: follow J")
+    assert face_up(s, 1) == kinds_of("10C JC")
+    assert hand(s, 1) == kinds_of("3C 5C 7C 9C KC") and hand(s, 0) == kinds_of("2C 4C 6C 8C QC")
+    assert len(pile(s, 0)) == len(pile(s, 1)) == 20
+    assert int(s.current_player) == 1 and int(s._phase) == LEAD and mask_kinds(s) == {"3", "5", "7", "9", "K"}
+    illegal = eng.step(s, jnp.int32(KIND_NAMES.index("A")), KEY)  # R25 / A44: the Pgx illegal-action ending
+    assert bool(illegal.terminated) and float(illegal.rewards[1]) == -1.0
+
+
+@pytest.mark.parametrize(("options", "each", "aside", "bottoms"), [
+    ({"num_players": 5}, 10, 2, {}),
+    ({"num_players": 5, "jokers": True}, 10, 4, {}),
+    ({"num_players": 6, "jokers": True}, 9, 0, {4: "X", 5: "X"}),
+])
+def test_s2_deal_with_remainder(options, each, aside, bottoms):  # S2, A4, A38
+    deck = SORTED + (" X1 X2" if options.get("jokers") else "")
+    _eng, s = deal(deck, **options)
+    assert held(s) == [each] * options["num_players"] and int(s._set_aside) == aside
+    if options["num_players"] == 5:
+        assert hand(s, 0) == kinds_of("2C 7C QC 4D 9D") and pile(s, 0) == names("AD 6H JH 3S 8S")
+        assert hand(s, 4) == kinds_of("6C JC 3D 8D KD") and pile(s, 4) == names("5H 10H 2S 7S QS")
+    for p, kind in bottoms.items():
+        assert pile(s, p)[-1] == kind
+
+
+def test_s3_which_physical_card():  # S3, R22 (kinds only: the suit never shows)
+    eng, s = deal("9H 2D 9C 3D")
+    s = play(eng, s, "P0: lead 9, P1: follow 3")
+    assert face_up(s, 0) == kinds_of("9C 3D") and hand(s, 0) == kinds_of("9H") and hand(s, 1) == kinds_of("2D")
+
+
+def test_s4_simple_war_and_empty_pile_rule():  # S4, R6, R9, R11, R12, R14, A8, A12, A16
+    eng, s = deal("9C 9D 2C 2D 3C 3D 4C 4D AC KD 5C 5D 6C 6D 7C 7D 8C 8D")
+    s = play(eng, s, "P0: lead 9, P1: follow 9")
+    assert int(s._war_level) == 1 and np.asarray(s._entry).tolist() == [1, 2]
+    assert np.asarray(s._table_down).sum(1).tolist() == [3, 3]  # face-down, automatic
+    assert int(s.current_player) == 1 and int(s._phase) == WAR_UP and mask_kinds(s) == {"2", "3", "4", "K"}
+    s = play(eng, s, "P1: war-up K")
+    assert mask_kinds(s) == {"2", "3", "4", "A"}
+    s = play(eng, s, "P0: war-up A")
+    assert face_up(s, 0) == kinds_of("9C 9D 5D 6D 7D 5C 6C 7C KD AC")  # A12: all ten, face up
+    assert hand(s, 0) == kinds_of("2C 3C 4C 8C") and pile(s, 0) == []
+    assert hand(s, 1) == kinds_of("2D 3D 4D 8D")
+    s = play(eng, s, "P0: lead 8, P1: follow 2")
+    assert sum(face_up(s, 0).values()) == 12
+    assert hand(s, 0) == kinds_of("2C 3C 4C") and hand(s, 1) == kinds_of("3D 4D 8D")  # A8: nobody draws
+    assert int(s.current_player) == 0 and mask_kinds(s) == {"2", "3", "4"} and held(s) == [15, 3]
+
+
+def test_s6_war_with_a_bystander_and_low_tie():  # S6, R1, R8, R9, A13, A14, A34, A46
+    eng, s = deal("9C 4D 9H 2C 2D 2H 3C 3D 3H 4C 10D 4H AC JD KH 5C 5D 5H 6C 6D 6H 7C 7D 7H 8C 8D 8H",
+                  num_players=3, shuffle_mid_game=False)
+    s = play(eng, s, "P0: lead 9, P1: follow 4, P2: follow 9")
+    assert np.asarray(s._entry).tolist() == [1, 0, 2]
+    assert np.asarray(s._table_down).sum(1).tolist() == [3, 0, 3]  # A46: P1 idle
+    s = play(eng, s, "P2: war-up K, P0: war-up A")
+    assert sum(face_up(s, 0).values()) == 11 and face_up(s, 0)["4"] == 1  # P1's 4D included
+    assert hand(s, 0).total() == 4 and pile(s, 0) == []
+    assert hand(s, 1).total() == 5 and pile(s, 1) == names("6D 7D 8D")
+    assert hand(s, 2).total() == 4 and pile(s, 2) == []
+    s = play(eng, s, "P0: lead 3, P1: follow 3, P2: follow 8")  # A13: a low tie is no war
+    assert face_up_order(s, 2) == names("3C 3D 8H") and pile(s, 1) == names("7D 8D")
+    assert int(s.current_player) == 2 and int(s._phase) == LEAD and held(s) == [14, 7, 6]
+
+
+S7_DECK = "AC 9D KC 8D QC 7D 2C 6D 3C 5D JC 4D 10C 2D"
+S7_ROUNDS = ("P0: lead A, P1: follow 5, P0: lead 2, P1: follow 9, P1: lead 2, P0: follow 3, "
+             "P0: lead K, P1: follow 4, P0: lead 10, P1: follow 6, P0: lead J, P1: follow 8, "
+             "P0: lead Q, P1: follow 7")
+
+
+def test_s7_empty_pile_and_recycle_timing():  # S7, R5, R6, R23, A8, A9, A10, A11, A41
+    eng, s = deal(S7_DECK, shuffle_mid_game=False)
+    s = play(eng, s, S7_ROUNDS[:S7_ROUNDS.index(", P1: lead 2")])
+    assert face_up_order(s, 1) == names("2C 9D") and pile(s, 0) == pile(s, 1) == []
+    s = play(eng, s, "P1: lead 2, P0: follow 3")
+    assert hand(s, 0).total() == hand(s, 1).total() == 4 and sum(face_up(s, 0).values()) == 4  # A8
+    s = play(eng, s, "P0: lead K, P1: follow 4, P0: lead 10, P1: follow 6, P0: lead J, P1: follow 8")
+    assert mask_kinds(s) == {"Q"}  # A41: still a decision
+    s = play(eng, s, "P0: lead Q, P1: follow 7")
+    # A9: R7's cards are in the recycled pile; A11: oldest on top
+    assert hand(s, 0) == kinds_of("AC 5D 2D 3C KC") and pile(s, 0) == names("4D 10C 6D JC 8D QC 7D")
+    assert hand(s, 1) == kinds_of("2C 9D") and pile(s, 1) == []
+    assert int(s.current_player) == 0 and int(s._phase) == LEAD and held(s) == [12, 2]
+
+
+def test_s8_retirement_variant():  # S8, R21, A39, A40
+    eng, s = deal(S7_DECK, shuffle_mid_game=False, retire_lowest_on_flip=True)
+    s = play(eng, s, S7_ROUNDS)
+    assert int(s._retire_level) == 3
+    assert hand(s, 0) == kinds_of("AC 5D 3C KC 4D") and pile(s, 0) == names("10C 6D JC 8D QC 7D")
+    assert hand(s, 1) == kinds_of("9D") and pile(s, 1) == []
+    assert np.asarray(s._discard).tolist()[0] == 2  # 2D and 2C retired
+    assert held(s) == [11, 1]  # A40: P0 keeps its 3C although 3s are retired
+
+
+def test_s9_short_pile_bury_from_hand():  # S9, R11b, R11c, A17, A18, A21
+    eng, s = deal("8C 8D 2C JD 3C QD 4C 2D KC 3D 5C 9D")
+    s = play(eng, s, "P0: lead 8, P1: follow 8")
+    assert int(s._phase) == BURY and int(s.current_player) == 1 and int(s._bury_left) == 2
+    assert mask_kinds(s) == {"J", "Q", "2", "3"}
+    s = play(eng, s, "P1: bury 2")
+    assert mask_kinds(s) == {"J", "Q", "3"}
+    s = play(eng, s, "P1: bury 3")
+    assert int(s.current_player) == 0 and int(s._phase) == BURY and mask_kinds(s) == {"2", "3", "4", "K"}
+    s = play(eng, s, "P0: bury 2, P0: bury 3")
+    assert int(s._phase) == WAR_UP and mask_kinds(s) == {"J", "Q"}
+    s = play(eng, s, "P1: war-up Q, P0: war-up K")
+    assert face_up(s, 0) == kinds_of("8C 8D 9D 2D 3D 5C 2C 3C QD KC")
+    assert hand(s, 0) == kinds_of("4C") and hand(s, 1) == kinds_of("JD") and held(s) == [11, 1]
+    s = play(eng, s, "P0: lead 4, P1: follow J")
+    assert hand(s, 1).total() == 2 and hand(s, 0).total() == 5 and held(s) == [10, 2]
+    assert int(s.current_player) == 1 and int(s._phase) == LEAD
+
+
+S11_DECK = "AC 7H KC 2D QC 3D JC 4D 7C 7D"
+S11_START = ("P0: lead A, P1: follow 7, P0: lead K, P1: follow 2, P0: lead Q, P1: follow 3, "
+             "P0: lead J, P1: follow 4, P0: lead 7, P1: follow 7")
+
+
+def test_s11_stuck_player_and_war_recycle():  # S11, R10, R11a, A19, A22, A31
+    eng, s = deal(S11_DECK, shuffle_mid_game=False)
+    s = play(eng, s, S11_START)
+    assert np.asarray(s._stuck).tolist() == [False, True] and np.asarray(s._active).tolist() == [True, True]
+    assert hand(s, 0) == kinds_of("AC 7D KC 2D QC") and np.asarray(s._table_down).sum(1).tolist() == [3, 0]
+    assert int(s.current_player) == 0 and int(s._phase) == WAR_UP and mask_kinds(s) == {"2", "7", "Q", "K", "A"}
+    a = play(eng, s, "P0: war-up A")  # S11a
+    assert bool(a.terminated) and np.asarray(a.rewards).tolist() == [1.0, -1.0]
+    b = play(eng, s, "P0: war-up 2")  # S11b: the stuck 7 beats a 2
+    assert hand(b, 1) == kinds_of("7C 7H 3D JC 4D") and pile(b, 1) == ["2"]
+    assert hand(b, 0) == kinds_of("AC 7D KC QC") and pile(b, 0) == [] and held(b) == [4, 6]
+    assert int(b.current_player) == 1 and int(b._phase) == LEAD
+    c = play(eng, s, "P0: war-up 7")  # S11c: level 2, P1 still stuck
+    assert int(c._war_level) == 2 and np.asarray(c._stuck).tolist() == [False, True] and int(c._bury_left) == 3
+    c = play(eng, c, "P0: bury 2, P0: bury Q, P0: bury K")
+    assert mask_kinds(c) == {"A"}
+    c = play(eng, c, "P0: war-up A")
+    assert bool(c.terminated) and np.asarray(c.rewards).tolist() == [1.0, -1.0]
+
+
+def test_s11d_and_s15_cease_fire_and_two_player_last_card_tie():  # S11d, S15, R10.1, R15.1, A29, A30
+    eng, s = deal(S11_DECK, shuffle_mid_game=False, cease_fire=True)
+    s = play(eng, s, S11_START)
+    assert bool(s.terminated) and int(s._phase) == OVER and np.asarray(s.rewards).tolist() == [0.0, 0.0]
+    assert np.asarray(s._winners).tolist() == [True, True]
+    for options in ({}, {"shuffle_mid_game": False, "cease_fire": True}):
+        eng, s = deal("9C 9D", **options)
+        s = play(eng, s, "P0: lead 9, P1: follow 9")
+        assert bool(s.terminated) and np.asarray(s._winners).tolist() == [True, True]
+        assert np.asarray(s.rewards).tolist() == [0.0, 0.0]
+
+
+def test_s14_last_card_tie_and_cease_fire_after_an_elimination():  # S14, R15, A24-A28, A30, R16, R17
+    eng, s = deal("9C 9D 5H", num_players=3, shuffle_mid_game=False)
+    s = play(eng, s, "P0: lead 9, P1: follow 9, P2: follow 5")  # designated P1 gets the extra 5H
+    assert hand(s, 1) == kinds_of("9D 5H") and hand(s, 0) == kinds_of("9C")
+    assert np.asarray(s._active).tolist() == [True, True, False]
+    assert np.asarray(s.rewards) == pytest.approx([0.25, 0.25, -0.5])  # RULES.md: paid at elimination
+    assert int(s.current_player) == 1 and int(s._phase) == LEAD
+    s = play(eng, s, "P1: lead 9, P0: follow 9")
+    assert np.asarray(s._stuck).tolist() == [True, False, False] and mask_kinds(s) == {"5"}
+    s = play(eng, s, "P1: war-up 5")
+    assert bool(s.terminated) and np.asarray(s._winners).tolist() == [True, False, False]
+    assert np.asarray(s.rewards) == pytest.approx([0.75, -0.75, 0.0])  # totals +1, -0.5, -0.5
+    eng, s = deal("9C 9D 5H", num_players=3, cease_fire=True)
+    s = play(eng, s, "P0: lead 9, P1: follow 9, P2: follow 5")  # three active: no cease fire
+    s = play(eng, s, "P1: lead 9, P0: follow 9")
+    assert bool(s.terminated) and np.asarray(s._winners).tolist() == [True, True, False]
+    assert np.asarray(s.rewards) == pytest.approx([0.0, 0.0, 0.0])  # totals +0.25, +0.25, -0.5 (RULES.md)
+
+
+S16_DECK = "X1 2D 9C 9D 5C X2 2C 3D 4C 4D 6C 5D 7C 6D 8C 7D 10C 8D JC 10D QC JD KC QD AC KD"
+
+
+def test_s16_jokers():  # S16, R9, R20, A15, A36, A37
+    eng, s = deal(S16_DECK, jokers=True)
+    assert hand(s, 0) == kinds_of("X1 9C 5C 2C 4C") and hand(s, 1) == kinds_of("2D 9D X2 3D 4D")
+    assert int(s._joker_value) == 1
+    s = play(eng, s, "P0: lead X, P1: follow 2")
+    assert int(s._joker_value) == 2 and face_up(s, 1) == kinds_of("X1 2D")
+    s = play(eng, s, "P1: lead 9, P0: follow 9")
+    assert np.asarray(s._entry).tolist() == [2, 1]
+    s = play(eng, s, "P0: war-up 2, P1: war-up X")
+    assert int(s._war_level) == 2  # the joker is worth 2 the whole round
+    s = play(eng, s, "P0: war-up 5, P1: war-up 3")
+    assert int(s._joker_value) == 5 and sum(face_up(s, 0).values()) == 18
+    assert hand(s, 0) == kinds_of("4C 6C AC") and hand(s, 1) == kinds_of("4D 5D KD")
+    assert held(s) == [21, 5] and face_up(s, 1) == kinds_of("X1 2D")
+    obs = np.asarray(s.observation)
+    assert obs[483 + 5 - 1] == 1.0 and obs[483:497].sum() == 1.0
+
+
+def test_s17_elimination_and_skipping_a_seat():  # S17, R1, R16, R17
+    eng, s = deal("AC 2D 10H KC 3D JH 5C 4D QH", num_players=3, shuffle_mid_game=False)
+    s = play(eng, s, "P0: lead A, P1: follow 2, P2: follow 10, P0: lead K, P1: follow 3, P2: follow J")
+    s = play(eng, s, "P0: lead 5, P1: follow 4, P2: follow Q")
+    assert hand(s, 2) == kinds_of("5C 4D QH")
+    assert hand(s, 0) == kinds_of("AC 2D 10H KC 3D") and pile(s, 0) == ["J"]
+    assert np.asarray(s._active).tolist() == [True, False, True] and not bool(s.terminated)
+    assert np.asarray(s.rewards) == pytest.approx([0.25, -0.5, 0.25])
+    assert int(s.current_player) == 2 and int(s._phase) == LEAD
+    s = play(eng, s, "P2: lead Q, P0: follow A")
+    assert int(s.current_player) == 0
+
+
+@pytest.mark.parametrize(("scoring", "expected"), [("most_cards", [-1.0, 1.0]), ("card_share", [-1 / 13, 1 / 13])])
+def test_s19_truncation_scoring(scoring, expected):  # S19, R19, A43
+    eng, s = deal(SORTED, max_rounds=2, truncation_scoring=scoring)
+    s = play(eng, s, "P0: lead 10, P1: follow J, P1: lead 3, P0: follow 2")
+    assert bool(s.truncated) and not bool(s.terminated) and int(s._rounds) == 2
+    assert held(s) == [24, 28]
+    assert np.asarray(s.rewards) == pytest.approx(expected)
+
+
+# -- chance drawn by the JAX engine -----------------------------------------------------------------------------
+
+
+def test_the_deal_is_a_uniform_shuffle():  # 3.2-3.4: every seat gets k cards, hands are uniform samples
+    eng = engine(num_players=5, jokers=True)
+    env = eng.env
+    states = eng.batch_init(eng.keys(7, 4000))
+    assert np.asarray(states._hand.sum(-1) + states._pile_n).tolist() == [[10] * 5] * 4000
+    assert set(np.asarray(states._set_aside).tolist()) == {4}
+    hands = np.asarray(states._hand, np.float64)
+    expected = 5 * np.asarray(env.composition) / 54  # each card is in a given 5-card hand with p = 5/54
+    assert np.abs(hands.mean(0) - expected).max() < 0.03
+    assert len({tuple(h) for h in np.asarray(states._hand[:, 0]).tolist()}) > 2000  # not a few fixed deals
+
+
+def test_a_recycled_pile_is_drawn_uniformly():  # R5, R23, A11: the lazily shuffled pile
+    # S7 with shuffling: after R7 P0 recycles 12 cards of 12 different kinds and draws 5 of them
+    eng, s = deal(S7_DECK)
+    s = play(eng, s, S7_ROUNDS[:S7_ROUNDS.index(", P0: lead Q")])
+    action = jnp.int32(KIND_NAMES.index("Q"))
+    s = eng.step(s, action, KEY)  # P0: lead Q; the next step recycles
+    keys = jax.random.split(jax.random.PRNGKey(3), 6000)
+    after = jax.jit(jax.vmap(eng.env.step, in_axes=(None, None, 0)))(s, jnp.int32(KIND_NAMES.index("7")), keys)
+    hands = np.asarray(after._hand[:, 0])
+    assert (hands.sum(1) == 5).all() and (np.asarray(after._pile_rand[:, 0].sum(1)) == 7).all()
+    present = (hands[:, :13] > 0).mean(0)
+    won = [KIND_NAMES.index(k) for k in names("AC 5D 2D 3C KC 4D 10C 6D JC 8D QC 7D")]
+    assert np.abs(present[won] - 5 / 12).max() < 0.03  # each card in the hand with p = 5/12
+    pairs = ((hands[:, won[0]] > 0) & (hands[:, won[1]] > 0)).mean()
+    assert abs(pairs - 5 / 12 * 4 / 11) < 0.03
+
+
+# -- invariants of the JAX engine's own games (its shuffled piles never occur in lockstep) --------------------
+
+
+def invariant_errors(env: Any, s: Any) -> list[str]:
+    """Broken invariants of a batch of JAX states (numpy), like ``card_envs/battlecards/invariants.py``."""
+    errors = []
+    a = {name: np.asarray(getattr(s, name)) for name in env.game_fields()}
+    size = a["_pile"].shape[-1]
+    in_pile = np.stack([(a["_pile"] == k) & (np.arange(size) < a["_pile_n"][..., None]) for k in range(14)], -1).sum(-2)
+    pile = in_pile + a["_pile_rand"]
+    face_down = a["_table_down"] + a["_table_buried"]
+    zones = a["_hand"] + pile + a["_face_up"] + a["_table_up"] + face_down
+    total = zones.sum(1) + a["_discard"]
+    if (total > a["_composition"]).any() or (total.sum(-1) != a["_composition"].sum(-1) - a["_set_aside"]).any():
+        errors.append("conservation: the zones do not hold the dealt cards once each")
+    counts = [value for name, value in a.items() if np.issubdtype(value.dtype, np.integer) and value.size
+              and name not in ("_phase", "_round_card", "_fighting")]
+    if min(value.min() for value in counts) < 0:
+        errors.append("a count is negative")
+    if (a["_hand"].sum(-1) > env.config.hand_size).any():
+        errors.append("hand limit (A47)")
+    hidden = a["_hand"] + pile + face_down
+    if (a["_known"].sum(-1) + a["_unknown"] != hidden.sum(-1)).any() or (a["_known"] > hidden).any():
+        errors.append("knowledge: K_p / u_p (7.5)")
+    pile_hidden = pile + a["_table_down"]
+    pile_known = a["_pile_known"]
+    if (pile_known.sum(-1) + a["_pile_unknown"] != pile_hidden.sum(-1)).any() or (pile_known > pile_hidden).any():
+        errors.append("knowledge: F_p / f_p (7.5)")
+    out = ~a["_active"]
+    if (zones.sum(-1)[out] != 0).any():
+        errors.append("eliminated: a player who is out holds cards")
+    observation = np.asarray(s.observation)
+    if (observation[:, 514:528] < 0).any():
+        errors.append("unaccounted (7.5) is negative")
+    if np.abs(np.asarray(s.rewards).sum(-1)).max() > 1e-5:
+        errors.append("rewards are not zero-sum")
+    return errors
+
+
+def random_play(eng: jax_support.Engine, games: int, decisions: int, seed: int) -> Any:
+    """Batches of states along random legal play from fresh deals, every tenth decision."""
+    states = eng.batch_init(eng.keys(seed, games))
+    key = jax.random.PRNGKey(seed + 1)
+    for t in range(decisions):
+        key, act_key, step_key = jax.random.split(key, 3)
+        actions = random_legal_actions(act_key, states.legal_action_mask)
+        states = eng.batch_step(states, actions, jax.random.split(step_key, games))
+        if t % 10 == 9:
+            yield t, states
+
+
+@pytest.mark.parametrize("index", [0, 1, 6], ids=lambda i: f"cfg{i}")
+def test_the_engines_own_games_keep_every_invariant(index):  # R3, R5, R6, R17, R21, 7.5, section 9
+    eng = engine(**VARIANTS[index])
+    recycled = False
+    for t, states in random_play(eng, 32, 200, seed=index):
+        env = eng.env
+        errors = invariant_errors(env, states)
+        assert not errors, f"decision {t}: {errors}"
+        recycled |= bool((np.asarray(states._pile_rand).sum(-1) > 0).any())
+    assert recycled  # the shuffled piles were exercised
+
+
+def test_the_invariant_checker_catches_corruption():
+    eng = engine()
+    env = eng.env
+    _, states = next(random_play(eng, 4, 10, seed=0))
+    assert invariant_errors(env, states) == []
+    assert invariant_errors(env, states.replace(_known=states._known.at[0, 0, 0].add(1))) != []
+    assert invariant_errors(env, states.replace(_hand=states._hand.at[1, 0, 3].add(1))) != []
+    assert invariant_errors(env, states.replace(_pile_unknown=states._pile_unknown.at[2, 1].add(-1))) != []

@@ -1,0 +1,39 @@
+"""Lockstep of every JAX engine against its Python engine (``card_envs.jax.lockstep``), every variant config.
+
+Random games are played on the Python engine and replayed through the vmapped JAX step; at every decision the
+current player, legal mask, every seat's observation, the step's rewards, the flags, the step count and the game
+arrays must agree (``from_state`` of every Python position too). Default run: a few hundred games of the default
+config and a few dozen of each other variant config; ``-m slow``: 10,000 and 1,000 (the issue's acceptance run).
+Engines of games merged later (``JAX_GAMES``) are picked up when their module exists.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.jax_support import JAX_CASES, case_id, lockstep
+
+DEFAULT_GAMES = 240  #: default config, default run
+VARIANT_GAMES = 24  #: every other variant config, default run
+SLOW_DEFAULT_GAMES = 10_000
+SLOW_VARIANT_GAMES = 1_000
+
+
+@pytest.mark.parametrize("case", JAX_CASES, ids=case_id)
+def test_lockstep_random_games(case):
+    name, index, config = case
+    games = DEFAULT_GAMES if index == 0 else VARIANT_GAMES
+    report = lockstep(name, config, chunk=games).run(games, seed=1_000 * index)
+    assert report.games == games and report.compared_steps > 0
+    assert report.ok, report.summary()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", JAX_CASES, ids=case_id)
+def test_lockstep_acceptance_run(case):
+    name, index, config = case
+    games = SLOW_DEFAULT_GAMES if index == 0 else SLOW_VARIANT_GAMES
+    report = lockstep(name, config, chunk=1_000 if index == 0 else 500).run(games, seed=100_000 + 20_000 * index)
+    print(report.summary())
+    assert report.games == games
+    assert report.ok, report.summary()
