@@ -1,14 +1,18 @@
-"""The JAX Revolution engine (``card_envs/jax/revolution.py``) against the Python engine and the spec.
+"""The JAX Revolution engine (``card_envs/jax/revolution.py``) against the spec and the Python engine.
 
-* lockstep (``card_envs.jax.lockstep``): random games of every config of ``Revolution.variant_configs()``,
-  compared decision by decision (current player, mask, every seat's observation, rewards, end flags), by
-  stepping the JAX state and by converting the Python state; the long run is marked slow;
+What the generic JAX tests do not cover (they run every engine of ``JAX_GAMES``: ``tests/test_jax_lockstep.py``
+compares random games of every config of ``Revolution.variant_configs()`` decision by decision, every game array
+included; ``tests/test_jax_api.py`` has Pgx's API test, jit / vmap at batch sizes 1 and 1024, ``from_state`` and
+the illegal-action and after-the-end conventions):
+
 * the worked scenarios of spec section 10 replayed through the JAX engine from their stacked decks
   (``init_with_deck``) or from the Python positions (``from_state``), checked against the spec's own legal
   sets, counts and rewards and against the Python engine's observations;
-* every state array (not only what a player observes) equal after a JAX step and after ``from_state`` of
-  the Python engine's next position;
-* the deals (partitions of the 52 cards, uniform over seats) and jit / vmap at batch sizes 1 and 1024.
+* ``from_state`` of the positions search players start from (``sample_hidden``, ``determinize``) and of
+  stacked decks for later hands;
+* the deals (partitions of the 52 cards, uniform over seats, the next hand dealt while one is played).
+
+Compiled engines come from ``tests/jax_support.py`` (once per config and process).
 """
 
 from __future__ import annotations
@@ -21,13 +25,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pgx.experimental import auto_reset
 
 from card_envs.core.errors import ConfigError
-from card_envs.jax import lockstep, make
+from card_envs.jax import make
 from card_envs.jax import revolution as jax_revolution
-from card_envs.jax.core import random_legal_action
+from card_envs.jax.core import OVER_PLAYER
 from card_envs.revolution.rules import CARD_CODES, NUM_CARDS, PASS, Revolution
+from tests import jax_support
 from tests.test_revolution_rules import (
     DEAL_A,
     DECK_A,
@@ -52,25 +56,22 @@ KEY = jax.random.PRNGKey(0)
 DEAL_A_OPTIONS = {"first_dealer": 3, "num_hands": 1}  # the spec's convention for Deals A and B
 
 
-class Compiled:
-    """One config's engine and its jitted functions, shared by every test of this module."""
-
-    def __init__(self, options: tuple[tuple[str, object], ...]) -> None:
-        self.options = dict(options)
-        self.env = make(NAME, **self.options)
-        self.init = jax.jit(self.env.init)
-        self.init_with_deck = jax.jit(self.env.init_with_deck)
-        self.step = jax.jit(self.env.step)
-        self.observe_all = jax.jit(lambda s: jax.vmap(lambda p: self.env.observe(s, p))(jnp.arange(4)))
-
-
-@functools.cache
-def _compiled(options: tuple[tuple[str, object], ...]) -> Compiled:
-    return Compiled(options)
+Compiled = jax_support.Engine
 
 
 def compiled(**options: object) -> Compiled:
-    return _compiled(tuple(sorted(options.items())))
+    """The shared compiled engine of ``options`` (``tests/jax_support.py``)."""
+    return jax_support.engine(NAME, **options)
+
+
+def init_with_deck(engine: Compiled, key: jax.Array, deck: jax.Array):
+    """``env.init_with_deck`` jitted once per engine."""
+    return _jitted_init_with_deck(engine.env)(key, deck)
+
+
+@functools.cache
+def _jitted_init_with_deck(env):
+    return jax.jit(env.init_with_deck)
 
 
 def deck_indices(codes: list[str]) -> jnp.ndarray:
@@ -86,10 +87,10 @@ def assert_same(engine: Compiled, jax_state, py_state) -> None:
     """The JAX state shows what the Python state shows: player to act, mask, every seat's observation,
     the last step's rewards, the end flags."""
     game = py_state.game
-    assert int(jax_state.current_player) == py_state.current_player
+    assert int(jax_state.current_player) == (OVER_PLAYER if py_state.is_over else py_state.current_player)
     assert bool(jax_state.terminated) == py_state.terminated
     assert bool(jax_state.truncated) == py_state.truncated
-    if not py_state.terminated:  # Pgx: all True once terminated
+    if not py_state.is_over:  # Pgx: all True once over
         np.testing.assert_array_equal(np.asarray(jax_state.legal_action_mask), py_state.legal_mask().astype(bool))
     observations = np.asarray(engine.observe_all(jax_state))
     for seat in range(4):
@@ -102,7 +103,7 @@ def replay(options: dict, deck: list[str], moves: list[str], check=None):
     (and with ``i = len(moves)`` at the end). Returns the final JAX and Python states."""
     engine = compiled(**options)
     py_state = start(deck, **options)
-    jax_state = engine.init_with_deck(KEY, deck_indices(deck))
+    jax_state = init_with_deck(engine, KEY, deck_indices(deck))
     for i, move in enumerate([*moves, None]):
         assert_same(engine, jax_state, py_state)
         if check is not None:
@@ -130,30 +131,6 @@ def test_every_option_of_the_python_engine_runs():
 def test_bad_options_are_refused_as_by_the_python_engine(option, value):
     with pytest.raises(ConfigError):
         make(NAME, **{option: value})
-
-
-# -- lockstep -------------------------------------------------------------------------------------------------
-
-
-def test_lockstep_default_config():
-    report = lockstep.run(NAME, {}, games=200, seed=0, chunk=200)
-    assert report.ok, report.summary()
-    assert report.games == 200 and report.decisions > 200 * 40
-
-
-@pytest.mark.parametrize("options", VARIANTS[1:], ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()))
-def test_lockstep_variant_configs(options):
-    report = lockstep.run(NAME, options, games=24, seed=1_000, chunk=24)
-    assert report.ok, report.summary()
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("options", VARIANTS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "default")
-def test_long_lockstep(options):  # issue 22: 10,000 games of the default config, 1,000 of every other
-    games = 10_000 if not options else 1_000
-    report = lockstep.run(NAME, options, games=games, seed=100_000, chunk=500)
-    assert report.ok, report.summary()
-    assert report.games == games
 
 
 # -- the worked scenarios of spec section 10 ----------------------------------------------------------------
@@ -288,45 +265,38 @@ def test_scenario_13_series_and_tie_break_hand(reward_mode, returns):  # R15-R19
 def test_scenario_15_truncation(max_steps, returns):  # R23, A41
     options = {**DEAL_A_OPTIONS, "max_steps": max_steps}
     final, _ = replay(options, DECK_A, SCENARIO_3_MOVES[:max_steps])
-    assert bool(final.truncated) and not bool(final.terminated) and int(final.current_player) == -1
+    assert bool(final.truncated) and not bool(final.terminated) and int(final.current_player) == OVER_PLAYER
     np.testing.assert_allclose(final.rewards, returns, atol=1e-6)
-    # a step after the end changes nothing and pays nothing (Pgx), though a truncated state's mask is empty
+    # a step after a truncation changes nothing and pays nothing (Pgx): no seat is penalised, though the
+    # Python legal set of a truncated position is empty
     after = compiled(**options).step(final, jnp.int32(0), KEY)
-    assert bool(after.truncated) and not bool(after.terminated) and int(after.current_player) == -1
+    assert bool(after.truncated) and not bool(after.terminated) and int(after.current_player) == OVER_PLAYER
     np.testing.assert_array_equal(after.rewards, [0, 0, 0, 0])
     np.testing.assert_array_equal(after.observation, final.observation)
 
 
-# -- hidden state -------------------------------------------------------------------------------------------------
-
-NEXT_DEAL = ("_next_holdings", "_next_need", "_next_dealt")
+# -- from_state -----------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("options", [VARIANTS[0], VARIANTS[1], VARIANTS[4]],
-                         ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "default")
-def test_every_state_array_follows_the_python_engine(options):
-    """The JAX step of a Python position equals ``from_state`` of the position after it in every array,
-    hidden ones included (recall, limits, the ace holder, the next hand's deal): only the deal of the hand
-    after a new one (Python's next shuffle, the JAX step's own) may differ."""
+def test_from_state_draws_the_unstacked_next_hand_from_its_key():  # A4, R19: chance not yet drawn
+    """The next hand is chance the Python state has not drawn: ``from_state`` shuffles it from its key (the same
+    key, the same hand; another key, another hand), and takes a pending stacked deck as it is (section 3.3)."""
+    env = compiled().env
+    state = Revolution().new_state(np.random.default_rng(3))
+    hands = [_seat_of_cards(np.asarray(env.from_state(state, jax.random.PRNGKey(k))._next_holdings)) for k in (1, 1, 2)]
+    for hand in hands:
+        assert (hand >= 0).all() and [(hand == seat).sum() for seat in range(4)] == [13] * 4
+    assert np.array_equal(hands[0], hands[1]) and not np.array_equal(hands[0], hands[2])
+    options = {"num_hands": 2, "reward_mode": "win"}  # scenario 13's engine
+    stacked = start(decks=[SORTED, DECK_A], **options)
     engine = compiled(**options)
-    game = Revolution(**options)
-    for seed in range(3):
-        state = game.new_state(np.random.default_rng(seed))
-        mover = np.random.default_rng([seed, 7])
-        while not state.is_over:
-            before = engine.env.from_state(state)
-            legal = state.legal_actions()
-            move = int(legal[mover.integers(len(legal))])
-            state.apply(move)
-            stepped = engine.step(before, jnp.int32(move), jax.random.fold_in(KEY, seed))
-            converted = engine.env.from_state(state)
-            new_hand = int(converted._hand_number) != int(before._hand_number)
-            for name, value in vars(converted).items():
-                if name in NEXT_DEAL and new_hand:
-                    continue  # the hand after the new one: Python's next shuffle, the JAX step's own deal
-                np.testing.assert_allclose(np.asarray(getattr(stepped, name)), np.asarray(value), atol=1e-6,
-                                           rtol=0, err_msg=name)
+    for k in (1, 2):  # hand 2's deck is stacked: the key does not matter; the next dealer's left gets index 0
+        seats = _seat_of_cards(np.asarray(engine.env.from_state(stacked, jax.random.PRNGKey(k))._next_holdings))
+        dealer = (stacked.dealer + 1) % 4
+        assert [seats[CARD_CODES.index(code)] for code in DECK_A] == [(dealer + 1 + i) % 4 for i in range(NUM_CARDS)]
 
+
+# -- search positions -----------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("options", [VARIANTS[0], VARIANTS[1]],
                          ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "default")
@@ -387,46 +357,9 @@ def test_deals_are_partitions_uniform_over_seats():  # A4: every card equally li
 @given(st.permutations(range(NUM_CARDS)), st.integers(0, 2**31 - 1))
 def test_stacked_deck_is_dealt_as_section_3_4(deck, seed):  # A2, A3: deck index i goes to seat (dealer + 1 + i) % 4
     engine = compiled(first_dealer="random")
-    state = engine.init_with_deck(jax.random.PRNGKey(seed), jnp.asarray(deck, jnp.int32))
+    state = init_with_deck(engine, jax.random.PRNGKey(seed), jnp.asarray(deck, jnp.int32))
     dealer = int(state._dealer)
     seats = _seat_of_cards(np.asarray(state._holdings))
     assert [seats[card] for card in deck] == [(dealer + 1 + i) % 4 for i in range(NUM_CARDS)]
     # the observations do not depend on how the dealer was chosen: compare with that dealer's Python deal
     assert_same(engine, state, start([CARD_CODES[c] for c in deck], first_dealer=dealer))
-
-
-# -- jit and vmap ---------------------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("batch", [1, 1024])
-def test_batched_random_play_with_auto_reset(batch):
-    """Random legal play in one jitted ``lax.scan`` (vmap over the batch, Pgx's auto-reset, which replaces
-    a finished game by a new deal): rewards are zero-sum, a seat is always to act with a legal move, and
-    row 0 is the unbatched game."""
-    env = compiled().env
-    step = auto_reset(env.step, env.init)
-
-    def play(state, key, vmapped):
-        def body(state, key):
-            action_key, step_key = jax.random.split(key)
-            if vmapped:
-                actions = jax.vmap(random_legal_action)(jax.random.split(action_key, batch), state.legal_action_mask)
-                state = jax.vmap(step)(state, actions, jax.random.split(step_key, batch))
-            else:  # the keys row 0 of the batch gets
-                action_key, step_key = jax.random.split(action_key, 1)[0], jax.random.split(step_key, 1)[0]
-                state = step(state, random_legal_action(action_key, state.legal_action_mask), step_key)
-            return state, (state.rewards, state.current_player, state.legal_action_mask, state.terminated)
-        return jax.lax.scan(body, state, jax.random.split(key, 300))
-
-    keys = jax.random.split(jax.random.PRNGKey(3), batch)
-    _, (rewards, players, masks, terminated) = jax.jit(functools.partial(play, vmapped=True))(
-        jax.vmap(env.init)(keys), jax.random.PRNGKey(4))
-    rewards, players, masks, terminated = map(np.asarray, (rewards, players, masks, terminated))
-    np.testing.assert_allclose(rewards.sum(-1), 0, atol=1e-5)
-    assert terminated.any()  # episodes end (and auto-reset) within 300 steps
-    assert ((players >= 0) & (players < 4)).all() and masks.any(-1).all()
-    if batch == 1:  # the same game unbatched, from the same keys
-        _, (single_rewards, single_players, _, _) = jax.jit(functools.partial(play, vmapped=False))(
-            env.init(keys[0]), jax.random.PRNGKey(4))
-        np.testing.assert_array_equal(players[:, 0], np.asarray(single_players))
-        np.testing.assert_allclose(rewards[:, 0], np.asarray(single_rewards), atol=1e-6)

@@ -20,9 +20,9 @@ left), drawn by Lemire's multiply from a fresh 32-bit word of the step's key: to
 deal), and a hand lasts at least 16 steps, so it is complete when needed. This keeps the 52-card shuffle out
 of the step, where vmap would compute it on every step (every branch of a vmapped ``cond`` runs).
 :meth:`Env.init_with_deck` deals hand 1 from a stacked deck (deck index ``i`` goes to seat
-``(dealer + 1 + i) mod 4``, section 3.4), and ``from_state`` carries the Python state's own next hand (its
-pending stacked deck, or the shuffle its generator will draw), so a converted position deals the same next
-hand as the Python engine.
+``(dealer + 1 + i) mod 4``, section 3.4). The next hand's arrays are the engine's ``chance_fields``:
+``from_state`` takes the Python state's pending stacked deck (section 3.3) if it has one, else shuffles the
+next hand from its ``key`` (chance the Python state has not drawn yet: its generator is not copied).
 
 State arrays (all int32 unless noted; seats are absolute; ``-1`` = none; a *word* is a 13-bit mask
 over the ranks 2 .. A of one suit, so a set of cards is 4 words, suits C D H S)
@@ -30,12 +30,12 @@ over the ranks 2 .. A of one suit, so a set of cards is 4 words, suits C D H S)
 ========================  ========  ===================================================================
 field                     shape     meaning (the Python field of the same name, R = rule of the spec)
 ========================  ========  ===================================================================
-``current_player``        ()        seat to act; -1 once over
+``current_player``        ()        seat to act; 0 once over (Pgx; the Python engine says -1)
 ``observation``           (n,)      float32, ``observe(state, current_player)`` (seat 0's once over)
 ``rewards``               (4,)      float32, what the last step paid (trick shaping + terminal)
 ``terminated``            ()        bool: the series ended (R17)
 ``truncated``             ()        bool: ``max_steps`` decisions were made (R23)
-``legal_action_mask``     (53,)     bool: the legal set; all True once terminated (Pgx)
+``legal_action_mask``     (53,)     bool: the legal set; all True once over (Pgx)
 ``_step_count``           ()        decisions made this episode (Python ``steps``)
 ``_dealer``               ()        dealer of the current hand
 ``_hand_number``          ()        1-based hand of the series (> ``num_hands``: tie-break)
@@ -79,16 +79,15 @@ few regular pieces (card planes, one-hots) and one concatenation.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-import pgx
 from pgx._src.struct import dataclass
 
 from card_envs.core.engine import GameState
-from card_envs.jax.core import FALSE, CardEnv
+from card_envs.jax.core import FALSE, CardEnv, CardState
 from card_envs.revolution import encoding
 from card_envs.revolution.rules import (
     ACE_OF_SPADES,
@@ -107,7 +106,6 @@ from card_envs.revolution.rules import (
     OVER,
     PASS,
     TRICKS_TO_WIN_HAND,
-    RevolutionState,
     recall_limits,
 )
 
@@ -125,7 +123,9 @@ DEALT_PER_STEP = 4
 
 
 @dataclass
-class State(pgx.State):
+class State(CardState):
+    name: ClassVar[str] = "revolution_v0"
+
     current_player: Array = jnp.int32(0)
     observation: Array = jnp.zeros(encoding.OBSERVATION_SIZE, dtype=jnp.float32)
     rewards: Array = jnp.zeros(NUM_PLAYERS, dtype=jnp.float32)
@@ -164,16 +164,14 @@ class State(pgx.State):
     _next_need: Array = jnp.full(NUM_PLAYERS, HAND_SIZE, dtype=jnp.int32)
     _next_dealt: Array = jnp.int32(0)
 
-    @property
-    def env_id(self) -> str:
-        return "revolution_v0"
-
 
 class Env(CardEnv):
     """Revolution under fixed options (a ``pgx.Env``); see the module docstring."""
 
     name = "revolution_v0"
     state_class = State
+    #: the next hand, dealt while this one is played (from the step keys; ``from_state``: from its key)
+    chance_fields = ("_next_holdings", "_next_need", "_next_dealt")
 
     # -- Pgx ----------------------------------------------------------------------------------------
 
@@ -188,8 +186,7 @@ class Env(CardEnv):
         ``(dealer + 1 + i) mod 4``. ``key`` draws the dealer under ``first_dealer="random"``; later hands
         are dealt from the step keys. ``deck`` must be a permutation of ``0..51`` (not checked: jittable)."""
         dealer = self._first_dealer(jax.random.bits(key, (), dtype=jnp.uint32))
-        state = self._initial_state(dealer, _deck_deal(jnp.asarray(deck, jnp.int32), dealer))
-        return state.replace(observation=self.observe(state))
+        return self._finished(self._initial_state(dealer, _deck_deal(jnp.asarray(deck, jnp.int32), dealer)))
 
     def _first_dealer(self, word: Array) -> Array:
         """A2: ``first_dealer``, or a uniform seat from a random 32-bit word (its top two bits)."""
@@ -198,9 +195,9 @@ class Env(CardEnv):
         return jnp.int32(self.config.first_dealer)
 
     def _initial_state(self, dealer: Array, holdings: Array) -> State:
-        state = State(observation=jnp.zeros(self.observation_shape, jnp.float32), _dealer=dealer,
-                      **_hand_start(holdings))
-        return state.replace(legal_action_mask=self._legal_action_mask(state))
+        """Hand 1 dealt: the core fills in the mask and the observation."""
+        return State(observation=jnp.zeros(self.observation_shape, jnp.float32), _dealer=dealer,
+                     **_hand_start(holdings))
 
     def _step(self, state: State, action: Array, key: Array) -> State:
         state = _deal_next_cards(state, jax.random.bits(key, (DEALT_PER_STEP,), dtype=jnp.uint32))
@@ -210,7 +207,7 @@ class Env(CardEnv):
         hand_done = trick_done & (state._tricks_won[state._prev_winner] == TRICKS_TO_WIN_HAND)
         state, series_done = self._end_hand(state, hand_done)
         state, rewards = self._finish(state, series_done, rewards)
-        return state.replace(rewards=rewards, legal_action_mask=self._legal_action_mask(state))
+        return state.replace(rewards=rewards)
 
     # -- one decision (R3-R11) --------------------------------------------------------------------------
 
@@ -328,7 +325,6 @@ class Env(CardEnv):
             terminated=terminated,
             truncated=truncated,
             _phase=jnp.where(over, OVER, state._phase),
-            current_player=jnp.where(over, NO_PLAYER, state.current_player),
         )
         return state, rewards + jnp.where(over, terminal, 0.0)
 
@@ -410,7 +406,7 @@ class Env(CardEnv):
 
     # -- Python positions -----------------------------------------------------------------------------
 
-    def _game_fields(self, py_state: GameState) -> dict[str, Any]:
+    def _game_fields(self, py_state: GameState, seed: tuple[int, ...]) -> dict[str, Any]:
         config = self.config
         log = py_state.hand_log
         played = [0, 0, 0, 0]
@@ -436,7 +432,7 @@ class Env(CardEnv):
             _passes_this_hand=passes,
             _played=[_words(bits) for bits in played],
             _limits=[_words(limits.get(seat, every_card)) for seat in range(NUM_PLAYERS)],
-            _next_holdings=[_words(bits) for bits in _python_next_deal(py_state)],
+            _next_holdings=[_words(bits) for bits in _next_deal(py_state, seed)],
             _next_need=[0] * NUM_PLAYERS,
         )
         return {name: np.asarray(value, np.int32) for name, value in (scalars | arrays).items()}
@@ -450,17 +446,17 @@ def _words(bits: int) -> list[int]:
     return [(bits >> (HAND_SIZE * suit)) & FULL_WORD for suit in range(4)]
 
 
-def _python_next_deal(py_state: GameState) -> list[int]:
-    """The holdings (52-bit masks by seat) of the hand the Python state would deal next (R19): its
-    pending stacked deck, or the shuffle its generator draws next (from copies: ``py_state`` is untouched)."""
-    twin = RevolutionState.__new__(RevolutionState)  # just what RevolutionState._next_packets reads
-    twin.pending_decks = list(py_state.pending_decks)
-    py_state._copy_rng_to(twin)
+def _next_deal(py_state: GameState, seed: tuple[int, ...]) -> list[int]:
+    """The holdings (52-bit masks by seat) of the hand after ``py_state``'s (R19): its pending stacked
+    deck (section 3.3), else a deck shuffled by ``numpy.random.default_rng(seed)`` (chance the Python state
+    has not drawn yet). Deck index ``i`` goes to seat ``(dealer + 1 + i) mod 4`` of the next dealer."""
+    deck = py_state.pending_decks[0] if py_state.pending_decks else None
+    if deck is None:
+        deck = np.random.default_rng(seed).permutation(NUM_CARDS)
     dealer = (py_state.dealer + 1) & 3
-    packets = twin._next_packets()
     holdings = [0] * NUM_PLAYERS
-    for offset in range(NUM_PLAYERS):
-        holdings[(dealer + 1 + offset) & 3] = packets[offset]
+    for index, card in enumerate(deck):
+        holdings[(dealer + 1 + index) & 3] |= 1 << int(card)
     return holdings
 
 
