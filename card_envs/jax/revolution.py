@@ -87,7 +87,7 @@ import numpy as np
 from pgx._src.struct import dataclass
 
 from card_envs.core.engine import GameState
-from card_envs.jax.core import FALSE, CardEnv, CardState
+from card_envs.jax.core import FALSE, CardEnv, CardState, ExactRatios
 from card_envs.revolution import encoding
 from card_envs.revolution.rules import (
     ACE_OF_SPADES,
@@ -172,6 +172,20 @@ class Env(CardEnv):
     state_class = State
     #: the next hand, dealt while this one is played (from the step keys; ``from_state``: from its key)
     chance_fields = ("_next_holdings", "_next_need", "_next_dealt")
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        config = self.config
+        #: the first index of every block of the observation, by the encoding's block names
+        self._layout = {name: start for start, _, name in self.game.observation_layout()}
+        most_hands = config.num_hands + config.max_extra_hands
+        # the ratio entries, rounded as the Python encoding rounds them: tricks won (4), scores (4), the trick
+        # number, the dealer (4 one-hot entries), hands completed, the tie-break flag
+        self._counts = ExactRatios([(TRICKS_TO_WIN_HAND, TRICKS_TO_WIN_HAND)] * 4
+                                   + [(4 * config.num_hands, TRICKS_TO_WIN_HAND * most_hands)] * 4
+                                   + [(HAND_SIZE - 1, HAND_SIZE - 1)] + [(1, 1)] * 4
+                                   + [(config.num_hands, most_hands), (1, 1)])
+        self._passes = ExactRatios([(HAND_SIZE, HAND_SIZE)] * 4)  # full_recall: passes this hand
 
     # -- Pgx ----------------------------------------------------------------------------------------
 
@@ -356,53 +370,56 @@ class Env(CardEnv):
     # -- observation (section 7.4, encoding.py) ---------------------------------------------------------
 
     def _observe(self, state: State, player_id: Array) -> Array:
+        """Two stages: the flags (0/1 entries: cards, one-hots) as bits of a few 32-bit words, each entry's
+        bit at its own index, then spread into floats, with the runs of ratio entries (counts) between them
+        (see :func:`_spread`)."""
         me = player_id
         config = self.config
+        at = self._layout
         seats = (me + SEATS) & 3  # the absolute seat at relative seat r
 
         def relative(seat: Array) -> Array:
             return jnp.where(seat >= 0, (seat - me) & 3, -1)
 
-        def one_hot(value: Array, size: int) -> Array:  # all zeros for -1 (none) or size (the over phase)
-            return jnp.arange(size) == value
-
         over = state._phase == OVER
         has_prev = state._prev_leader >= 0
-        flags = [
-            _card_bits(state._holdings[me]),
-            (state._trick[seats][:, None] == CARDS).reshape(-1),
-            one_hot(relative(state._trick_leader), 4),
-            one_hot(jnp.where(over, -1, relative(state._designated)), 4),
-            ((state._passed >> seats) & 1).astype(jnp.bool_),
-            one_hot(state._phase, 5),
-            one_hot(jnp.where(over, -1, relative(state.current_player)), 4),
-            one_hot(state._led_suit, 4),
-            one_hot(state._trump_suit, 4),
-            one_hot(jnp.where(has_prev, state._prev_led_suit, -1), 4),
-            one_hot(jnp.where(has_prev, state._prev_winning_card % HAND_SIZE, -1), HAND_SIZE),
-            (state._prev_trick[seats][:, None] == CARDS).reshape(-1),
-            one_hot(jnp.where(has_prev, relative(state._prev_leader), -1), 4),
-            one_hot(jnp.where(has_prev, relative(state._prev_winner), -1), 4),
-            one_hot(jnp.where(has_prev, state._prev_trump_suit, -1), 4),
+        trick, prev_trick = state._trick[seats], state._prev_trick[seats]
+        words = [(at["my holding"] + HAND_SIZE * suit, state._holdings[me][suit]) for suit in range(4)]
+        hot = [(at["current trick cards by relative seat"] + NUM_CARDS * r, trick[r], NUM_CARDS) for r in range(4)]
+        hot += [(at["previous trick cards by relative seat"] + NUM_CARDS * r, prev_trick[r], NUM_CARDS)
+                for r in range(4)]
+        hot += [
+            (at["current trick leader"], relative(state._trick_leader), 4),
+            (at["designated leader"], jnp.where(over, -1, relative(state._designated)), 4),
+            (at["phase"], state._phase, 5),  # none in the over phase
+            (at["acting player"], jnp.where(over, -1, relative(state.current_player)), 4),
+            (at["led suit"], state._led_suit, 4),
+            (at["trump suit"], state._trump_suit, 4),
+            (at["previous-led suit"], jnp.where(has_prev, state._prev_led_suit, -1), 4),
+            (at["previous winning card rank"], jnp.where(has_prev, state._prev_winning_card % HAND_SIZE, -1),
+             HAND_SIZE),
+            (at["previous trick leader"], jnp.where(has_prev, relative(state._prev_leader), -1), 4),
+            (at["previous trick winner"], jnp.where(has_prev, relative(state._prev_winner), -1), 4),
+            (at["previous trick trump suit"], jnp.where(has_prev, state._prev_trump_suit, -1), 4),
         ]
+        flags = [(at["passed this lead phase"] + r, (state._passed >> seats[r]) & 1) for r in range(4)]
         hand_finished = over & (jnp.max(state._tricks_won) >= TRICKS_TO_WIN_HAND)
-        most_hands = config.num_hands + config.max_extra_hands
-        parts = [
-            jnp.concatenate(flags).astype(jnp.float32),
-            _ratio(state._tricks_won[seats], TRICKS_TO_WIN_HAND, TRICKS_TO_WIN_HAND),
-            _ratio(state._scores[seats], 4 * config.num_hands, TRICKS_TO_WIN_HAND * most_hands),
-            _ratio(state._trick_number - 1, 12, 12)[None],
-            one_hot(relative(state._dealer), 4).astype(jnp.float32),
-            _ratio(state._hand_number - 1 + hand_finished, config.num_hands, most_hands)[None],
-            (state._hand_number > config.num_hands).astype(jnp.float32)[None],
-        ]
+        counts = jnp.concatenate([  # the entries from "tricks won this hand" to "tie-break hand"
+            state._tricks_won[seats], state._scores[seats], (state._trick_number - 1)[None],
+            (SEATS == relative(state._dealer)).astype(jnp.int32),
+            (state._hand_number - 1 + hand_finished)[None], (state._hand_number > config.num_hands)[None]])
+        runs = [(at["tricks won this hand"], self._counts(counts))]
         if config.full_recall:
-            parts += [_card_bits(state._played[seats]).reshape(-1).astype(jnp.float32),
-                      _ratio(state._passes_this_hand[seats], HAND_SIZE, HAND_SIZE)]
+            played = state._played[seats]
+            words += [(at["cards played this hand by relative seat"] + NUM_CARDS * r + HAND_SIZE * suit,
+                       played[r, suit]) for r in range(4) for suit in range(4)]
+            runs.append((at["passes this hand"], self._passes(state._passes_this_hand[seats])))
         if config.void_inferences:
-            possible = _possible_holdings(state, me)[seats[1:]]
-            parts.append(_card_bits(possible).reshape(-1).astype(jnp.float32))
-        return jnp.concatenate(parts)
+            possible = _possible_holdings(state, me)[seats]
+            words += [(at[name] + HAND_SIZE * suit, possible[r, suit]) for r, name in enumerate(INFERENCE_BLOCKS, 1)
+                      for suit in range(4)]
+        bits = _packed(self.observation_shape[0], words, hot, flags)
+        return _spread(bits, self.observation_shape[0], runs)
 
     # -- Python positions -----------------------------------------------------------------------------
 
@@ -463,14 +480,45 @@ def _next_deal(py_state: GameState, seed: tuple[int, ...]) -> list[int]:
 # -- small array helpers (elementwise, so XLA fuses them) ------------------------------------------------------
 
 
-def _ratio(count: Array, scale: int, most: int) -> Array:
-    """``count / scale`` (``0 <= count <= most``) as the encoder computes it: the float64 quotient rounded
-    to float32. Exact as a product when ``scale`` is a power of two; otherwise looked up in a table, as XLA
-    turns a division by a constant into a product with its rounded reciprocal (one ulp off at times)."""
-    if scale & (scale - 1) == 0:
-        return count.astype(jnp.float32) * np.float32(1 / scale)
-    table = (np.arange(most + 1, dtype=np.float64) / scale).astype(np.float32)
-    return jnp.take(table, count, mode="clip")
+#: the observation blocks of ``void_inferences``, by relative seat 1, 2, 3
+INFERENCE_BLOCKS = ("cards the left neighbour may hold", "cards the opposite seat may hold",
+                    "cards the right neighbour may hold")
+
+
+def _packed(size: int, words: list[tuple[int, Array]], hot: list[tuple[int, Array, int]],
+            flags: list[tuple[int, Array]]) -> Array:
+    """The 0/1 entries of an observation of ``size`` entries as bits of ``ceil(size / 32)`` uint32 words (entry
+    ``j`` is bit ``j % 32`` of word ``j // 32``), from ``words``: ``(index, w)``, the 13 bits of ``w`` at entries
+    ``index ..``; ``hot``: ``(index, value, n)``, a one-hot block of ``n`` entries (none if ``value`` is outside
+    ``0 .. n-1``); ``flags``: ``(index, bit)``. Every index is static, so each piece touches only the one to
+    three words its entries lie in."""
+    packed = [jnp.uint32(0)] * ((size + 31) // 32)
+    for index, word in words:
+        word, at, shift = word.astype(jnp.uint32), index // 32, index % 32
+        packed[at] = packed[at] | (word << shift)
+        if shift + HAND_SIZE > 32:
+            packed[at + 1] = packed[at + 1] | (word >> (32 - shift))
+    for index, value, n in hot:
+        entry = (index + value).astype(jnp.uint32)
+        bit = jnp.where((value >= 0) & (value < n), jnp.uint32(1) << (entry % 32), jnp.uint32(0))
+        for at in range(index // 32, (index + n - 1) // 32 + 1):
+            packed[at] = packed[at] | jnp.where(entry // 32 == at, bit, jnp.uint32(0))
+    for index, flag in flags:
+        packed[index // 32] = packed[index // 32] | (flag.astype(jnp.uint32) << (index % 32))
+    return jnp.stack(packed)
+
+
+def _spread(packed: Array, size: int, runs: list[tuple[int, Array]]) -> Array:
+    """The observation: every bit of ``packed`` as a float entry, but the ``runs`` ``(index, floats)`` of
+    non-flag entries in their places. One pass over the words and one concatenation of a few wide pieces:
+    XLA on CPU copies many small pieces slowly."""
+    flags = ((packed[:, None] >> jnp.arange(32, dtype=jnp.uint32)) & 1).reshape(-1).astype(jnp.float32)
+    pieces, done = [], 0
+    for index, values in sorted(runs, key=lambda run: run[0]):
+        pieces += [flags[done:index], values]
+        done = index + values.shape[0]
+    pieces.append(flags[done:size])
+    return jnp.concatenate(pieces)
 
 
 def _or_rows(words: Array) -> Array:
