@@ -336,11 +336,10 @@ def test_deals_are_partitions_uniform_over_seats():  # A4: every card equally li
     env = compiled().env
     states = jax.jit(jax.vmap(env.init))(keys)
     seats = _seat_of_cards(np.asarray(states._holdings))
-    # the next hand, dealt four cards per step over 13 steps
-    deal_steps = jax.jit(jax.vmap(lambda s, k: jax.lax.fori_loop(
-        0, 13, lambda i, s: jax_revolution._deal_next_cards(s, jax.random.bits(jax.random.fold_in(k, i), (4,),
-                                                                                jnp.uint32)), s)))
-    dealt = deal_steps(states, keys)
+    # the next hand, dealt a rank (four cards) per step over 13 steps, from the words the step draws from the seed
+    deal_steps = jax.jit(jax.vmap(lambda s: jax.lax.fori_loop(
+        0, 13, lambda i, s: jax_revolution._deal_next_cards(s, jax_revolution._deal_words(s._deal_seed, i)), s)))
+    dealt = deal_steps(states)
     assert (np.asarray(dealt._next_dealt) == NUM_CARDS).all() and (np.asarray(dealt._next_need) == 0).all()
     next_seats = _seat_of_cards(np.asarray(dealt._next_holdings))
     for deal in (seats, next_seats):

@@ -14,11 +14,13 @@ has the layout tables); ``card_envs.jax.lockstep`` checks it.
 Chance (section 3.3, A2, A4). ``init(key)`` draws the first dealer (``first_dealer="random"``) and deals
 hand 1: each card gets a random sort key and the cards of key ranks 0-12, 13-25, 26-38, 39-51 form the four
 hands (:func:`_random_deal`: uniform over the splits into hands of 13, up to two ties at once among 26-bit
-keys, probability below ``1e-9``). The next hand is dealt *while the current one is played*: each step deals
-four more cards of it (card ``c`` goes to seat ``s`` with probability (cards ``s`` still lacks) / (cards
-left), drawn by Lemire's multiply from a fresh 32-bit word of the step's key: total bias below ``4e-7`` per
-deal), and a hand lasts at least 16 steps, so it is complete when needed. This keeps the 52-card shuffle out
-of the step, where vmap would compute it on every step (every branch of a vmapped ``cond`` runs).
+keys, probability below ``1e-9``) and a 64-bit seed for the later hands. The next hand is dealt *while the
+current one is played*: each step deals the four cards of one more rank of it (card ``c`` goes to seat ``s``
+with probability (cards ``s`` still lacks) / (cards left), drawn by Lemire's multiply from a 32-bit word
+hashed from the seed and the step count: total bias below ``4e-7`` per deal), and a hand lasts at least 16
+steps, so it is complete when needed. This keeps the 52-card shuffle out of the step, where vmap would
+compute it on every step (every branch of a vmapped ``cond`` runs), and ``step`` needs no key
+(``step_uses_key = False``: like Pgx's games, the future of an episode is fixed by the key of ``init``).
 :meth:`Env.init_with_deck` deals hand 1 from a stacked deck (deck index ``i`` goes to seat
 ``(dealer + 1 + i) mod 4``, section 3.4). The next hand's arrays are the engine's ``chance_fields``:
 ``from_state`` takes the Python state's pending stacked deck (section 3.3) if it has one, else shuffles the
@@ -69,6 +71,7 @@ field                     shape     meaning (the Python field of the same name, 
 ``_next_holdings``        (4, 4)    ``[seat, suit]`` word: the next hand's deal so far (hidden)
 ``_next_need``            (4,)      cards each seat still lacks in it
 ``_next_dealt``           ()        cards of it dealt so far (52: complete)
+``_deal_seed``            (2,)      uint32: the seed of the later hands' deals (hidden)
 ========================  ========  ===================================================================
 
 Speed (measured on the vmapped random-play loop with auto-reset, CPU): values read by many others are
@@ -87,7 +90,7 @@ import numpy as np
 from pgx._src.struct import dataclass
 
 from card_envs.core.engine import GameState
-from card_envs.jax.core import FALSE, CardEnv, CardState, ExactRatios
+from card_envs.jax.core import FALSE, CardEnv, CardState, ExactRatios, _mix32
 from card_envs.revolution import encoding
 from card_envs.revolution.rules import (
     ACE_OF_SPADES,
@@ -163,6 +166,7 @@ class State(CardState):
     _next_holdings: Array = jnp.zeros((NUM_PLAYERS, 4), dtype=jnp.int32)
     _next_need: Array = jnp.full(NUM_PLAYERS, HAND_SIZE, dtype=jnp.int32)
     _next_dealt: Array = jnp.int32(0)
+    _deal_seed: Array = jnp.zeros(2, dtype=jnp.uint32)
 
 
 class Env(CardEnv):
@@ -170,8 +174,10 @@ class Env(CardEnv):
 
     name = "revolution_v0"
     state_class = State
-    #: the next hand, dealt while this one is played (from the step keys; ``from_state``: from its key)
-    chance_fields = ("_next_holdings", "_next_need", "_next_dealt")
+    #: the next hand, dealt while this one is played, and the seed of the later hands (drawn at ``init``;
+    #: ``from_state``: from its key)
+    chance_fields = ("_next_holdings", "_next_need", "_next_dealt", "_deal_seed")
+    step_uses_key = False  # later hands come from the seed drawn at init
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -190,17 +196,20 @@ class Env(CardEnv):
     # -- Pgx ----------------------------------------------------------------------------------------
 
     def _init(self, key: Array) -> State:
-        words = jax.random.bits(key, (NUM_CARDS + 1,), dtype=jnp.uint32)
+        words = jax.random.bits(key, (NUM_CARDS + 3,), dtype=jnp.uint32)
         extra = words[NUM_CARDS]  # top 2 bits: the dealer, low 6 bits: the deal's relabelling
-        return self._initial_state(self._first_dealer(extra), _random_deal(words[:NUM_CARDS], extra & 63))
+        state = self._initial_state(self._first_dealer(extra), _random_deal(words[:NUM_CARDS], extra & 63))
+        return state.replace(_deal_seed=words[NUM_CARDS + 1:])
 
     def init_with_deck(self, key: Array, deck: Array) -> State:
         """``init`` with hand 1 dealt from a stacked deck (section 3.3): ``deck`` holds the 52 card
         indices (``2C`` = 0 .. ``AS`` = 51), top first, and deck index ``i`` goes to seat
-        ``(dealer + 1 + i) mod 4``. ``key`` draws the dealer under ``first_dealer="random"``; later hands
-        are dealt from the step keys. ``deck`` must be a permutation of ``0..51`` (not checked: jittable)."""
-        dealer = self._first_dealer(jax.random.bits(key, (), dtype=jnp.uint32))
-        return self._finished(self._initial_state(dealer, _deck_deal(jnp.asarray(deck, jnp.int32), dealer)))
+        ``(dealer + 1 + i) mod 4``. ``key`` draws the dealer under ``first_dealer="random"`` and the seed of
+        the later hands. ``deck`` must be a permutation of ``0..51`` (not checked: jittable)."""
+        words = jax.random.bits(key, (3,), dtype=jnp.uint32)
+        dealer = self._first_dealer(words[0])
+        state = self._initial_state(dealer, _deck_deal(jnp.asarray(deck, jnp.int32), dealer))
+        return self._finished(state.replace(_deal_seed=words[1:]))
 
     def _first_dealer(self, word: Array) -> Array:
         """A2: ``first_dealer``, or a uniform seat from a random 32-bit word (its top two bits)."""
@@ -213,8 +222,9 @@ class Env(CardEnv):
         return State(observation=jnp.zeros(self.observation_shape, jnp.float32), _dealer=dealer,
                      **_hand_start(holdings))
 
-    def _step(self, state: State, action: Array, key: Array) -> State:
-        state = _deal_next_cards(state, jax.random.bits(key, (DEALT_PER_STEP,), dtype=jnp.uint32))
+    def _step(self, state: State, action: Array, key: Array | None) -> State:
+        del key  # the next hand's cards come from the seed drawn at init
+        state = _deal_next_cards(state, _deal_words(state._deal_seed, state._step_count))
         state = self._decide(state, jnp.asarray(action, jnp.int32))
         trick_done = state._cards_in_trick == NUM_PLAYERS
         state, rewards = self._end_trick(state, trick_done)
@@ -439,6 +449,7 @@ class Env(CardEnv):
             "_prev_winner", "_prev_led_suit", "_prev_trump_suit", "_prev_winning_card")}
         scalars["_ace_holder"] = log[0][8] if log else py_state.designated  # trick 1's D (rules.known_ace_holder)
         scalars["_next_dealt"] = NUM_CARDS
+        rng = np.random.default_rng(seed)
         every_card = (1 << NUM_CARDS) - 1
         arrays = dict(
             _scores=py_state.scores,
@@ -449,10 +460,12 @@ class Env(CardEnv):
             _passes_this_hand=passes,
             _played=[_words(bits) for bits in played],
             _limits=[_words(limits.get(seat, every_card)) for seat in range(NUM_PLAYERS)],
-            _next_holdings=[_words(bits) for bits in _next_deal(py_state, seed)],
+            _next_holdings=[_words(bits) for bits in _next_deal(py_state, rng)],
             _next_need=[0] * NUM_PLAYERS,
         )
-        return {name: np.asarray(value, np.int32) for name, value in (scalars | arrays).items()}
+        fields = {name: np.asarray(value, np.int32) for name, value in (scalars | arrays).items()}
+        fields["_deal_seed"] = rng.integers(0, 2**32, 2, dtype=np.uint32)
+        return fields
 
 
 # -- Python positions -------------------------------------------------------------------------------------
@@ -463,13 +476,13 @@ def _words(bits: int) -> list[int]:
     return [(bits >> (HAND_SIZE * suit)) & FULL_WORD for suit in range(4)]
 
 
-def _next_deal(py_state: GameState, seed: tuple[int, ...]) -> list[int]:
+def _next_deal(py_state: GameState, rng: np.random.Generator) -> list[int]:
     """The holdings (52-bit masks by seat) of the hand after ``py_state``'s (R19): its pending stacked
-    deck (section 3.3), else a deck shuffled by ``numpy.random.default_rng(seed)`` (chance the Python state
-    has not drawn yet). Deck index ``i`` goes to seat ``(dealer + 1 + i) mod 4`` of the next dealer."""
+    deck (section 3.3), else a deck shuffled by ``rng`` (chance the Python state has not drawn yet). Deck
+    index ``i`` goes to seat ``(dealer + 1 + i) mod 4`` of the next dealer."""
     deck = py_state.pending_decks[0] if py_state.pending_decks else None
     if deck is None:
-        deck = np.random.default_rng(seed).permutation(NUM_CARDS)
+        deck = rng.permutation(NUM_CARDS)
     dealer = (py_state.dealer + 1) & 3
     holdings = [0] * NUM_PLAYERS
     for index, card in enumerate(deck):
@@ -580,24 +593,35 @@ def _holding_words(seat_of_card: Array) -> Array:
     return jnp.stack(rows)
 
 
+def _deal_words(seed: Array, step_count: Array) -> Array:
+    """``DEALT_PER_STEP`` random 32-bit words for the step that makes decision ``step_count``, from the
+    episode's 64-bit deal seed: a counter hashed twice ("lowbias32"), the seed's halves mixed in between. The
+    same seed never meets the same counter twice in an episode."""
+    counter = step_count.astype(jnp.uint32) * DEALT_PER_STEP + jnp.arange(DEALT_PER_STEP, dtype=jnp.uint32)
+    return _mix32(_mix32(seed[0] ^ (counter * jnp.uint32(0x9E3779B9))) ^ seed[1])
+
+
 def _deal_next_cards(state: State, words: Array) -> State:
-    """Deal up to ``len(words)`` more cards of the next hand (in card-index order): card ``c`` goes to seat
-    ``s`` with probability (cards ``s`` still lacks) / (cards left), drawn as ``floor(word * left / 2**32)``
-    (Lemire; in 16-bit halves, as uint32 has no high product). Drawn without replacement like this, every
-    split into four hands of 13 is equally likely."""
-    need, held, dealt = state._next_need, state._next_holdings, state._next_dealt
+    """Deal up to ``len(words)`` (4) more cards of the next hand, rank by rank: step ``k`` deals the four cards
+    of rank ``k`` (one per suit, so one bit of every suit word). Card ``c`` goes to seat ``s`` with probability
+    (cards ``s`` still lacks) / (cards left), drawn as ``floor(word * left / 2**32)`` (Lemire; in 16-bit halves,
+    as uint32 has no high product). Drawn without replacement like this, every split into four hands of 13 is
+    equally likely, whatever the order of the cards."""
+    need, dealt = state._next_need, state._next_dealt
+    dealing = dealt < NUM_CARDS
+    seats = []
     for word in words:
-        dealing = dealt < NUM_CARDS
         left = jnp.maximum(NUM_CARDS - dealt, 1).astype(jnp.uint32)
         draw = (((word >> 16) * left + (((word & 0xFFFF) * left) >> 16)) >> 16).astype(jnp.int32)
         first = need[0]
         second = first + need[1]
         third = second + need[2]
         seat = (draw >= first).astype(jnp.int32) + (draw >= second) + (draw >= third)
-        gets = (SEATS == seat) & dealing
-        need = need - gets
-        held = held | jnp.where(gets[:, None] & (SUITS == dealt // HAND_SIZE), 1 << (dealt % HAND_SIZE), 0)
+        need = need - ((SEATS == seat) & dealing)
         dealt = dealt + dealing
+        seats.append(seat)
+    rank_bit = jnp.where(dealing, 1 << (state._next_dealt // NUM_PLAYERS), 0)
+    held = state._next_holdings | jnp.where(SEATS[:, None] == jnp.stack(seats)[None, :], rank_bit, 0)
     return state.replace(_next_need=need, _next_holdings=held, _next_dealt=dealt)
 
 
