@@ -187,11 +187,11 @@ class Env(CardEnv):
         most_hands = config.num_hands + config.max_extra_hands
         # the ratio entries, rounded as the Python encoding rounds them: tricks won (4), scores (4), the trick
         # number, the dealer (4 one-hot entries), hands completed, the tie-break flag
-        self._counts = ExactRatios([(TRICKS_TO_WIN_HAND, TRICKS_TO_WIN_HAND)] * 4
+        self._counts = _Ratios([(TRICKS_TO_WIN_HAND, TRICKS_TO_WIN_HAND)] * 4
                                    + [(4 * config.num_hands, TRICKS_TO_WIN_HAND * most_hands)] * 4
                                    + [(HAND_SIZE - 1, HAND_SIZE - 1)] + [(1, 1)] * 4
                                    + [(config.num_hands, most_hands), (1, 1)])
-        self._passes = ExactRatios([(HAND_SIZE, HAND_SIZE)] * 4)  # full_recall: passes this hand
+        self._passes = _Ratios([(HAND_SIZE, HAND_SIZE)] * 4)  # full_recall: passes this hand
 
     # -- Pgx ----------------------------------------------------------------------------------------
 
@@ -491,6 +491,27 @@ def _next_deal(py_state: GameState, rng: np.random.Generator) -> list[int]:
 
 
 # -- small array helpers (elementwise, so XLA fuses them) ------------------------------------------------------
+
+
+class _Ratios:
+    """Ratio entries ``numerator / denominator`` rounded as the Python encoding rounds them: a product where the
+    denominator is a power of two (exact), :class:`~card_envs.jax.core.ExactRatios`' table for the others
+    (XLA's ``n * (1 / d)`` is one ulp off at times). ``parts``: ``(denominator, largest numerator)`` per entry."""
+
+    def __init__(self, parts: list[tuple[int, int]]) -> None:
+        exact = [denominator & (denominator - 1) == 0 for denominator, _ in parts]
+        self.scale = np.array([1 / denominator if e else 0 for (denominator, _), e in zip(parts, exact, strict=True)],
+                              np.float32)
+        self.looked_up = np.flatnonzero(~np.array(exact)).astype(np.int32)
+        self.table = ExactRatios([parts[i] for i in self.looked_up]) if len(self.looked_up) else None
+
+    def __call__(self, numerators: Array) -> Array:
+        ratios = numerators.astype(jnp.float32) * self.scale
+        if self.table is not None:
+            looked_up = self.table(numerators[self.looked_up])
+            for k, entry in enumerate(self.looked_up):
+                ratios = jnp.where(np.arange(len(self.scale)) == entry, looked_up[k], ratios)
+        return ratios
 
 
 #: the observation blocks of ``void_inferences``, by relative seat 1, 2, 3
