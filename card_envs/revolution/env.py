@@ -46,8 +46,8 @@ engine                                    what it does
                                           Pgx API): batched ``init`` / ``step`` under ``jax.vmap``,
                                           every option above; observations, action ids, masks and
                                           per-step rewards equal to this env's (checked decision by
-                                          decision by ``card_envs.jax.lockstep``); its shuffles come
-                                          from the JAX keys. ``card_envs.jax.from_state(state)``
+                                          decision by ``card_envs.jax.lockstep``); its deals come
+                                          from the key of ``init``. ``card_envs.jax.from_state(state)``
                                           converts any position of this engine
 ========================================  =========================================================
 
