@@ -126,6 +126,16 @@ def test_every_option_of_the_python_engine_runs():
         assert env.observation_shape == (Revolution(**options).observation_size,)
 
 
+def test_step_needs_no_key_the_later_deals_come_from_the_init_seed():  # A4: the deals are fixed by init's key
+    engine = compiled()
+    state = engine.init(KEY)
+    action = jnp.int32(int(np.flatnonzero(np.asarray(state.legal_action_mask))[0]))
+    without = jax.jit(lambda s, a: engine.env.step(s, a))(state, action)
+    with_key = engine.step(state, action, jax.random.PRNGKey(99))
+    assert all(jax.tree.leaves(jax.tree.map(np.array_equal, without, with_key)))
+    assert not np.array_equal(engine.init(jax.random.PRNGKey(1))._deal_seed, state._deal_seed)
+
+
 @pytest.mark.parametrize(("option", "value"), [("num_hands", 0), ("first_dealer", 4), ("max_steps", 0),
                                                ("void_inferences", True), ("reward_mode", "score")])
 def test_bad_options_are_refused_as_by_the_python_engine(option, value):
