@@ -19,7 +19,11 @@ game                      module                  options
 ``revolutionary_war_v0``  ``revolutionary_war``   all: ``first_dealer``, ``target_score`` (match),
                                                   ``dealer_rotation``, ``reward_mode``, ``shaping_weight``,
                                                   ``max_steps``
-``revolution_v0``         ``revolution``          being ported (issue 22); ``make`` says so until it is merged
+``revolution_v0``         ``revolution``          all: ``num_hands`` (series), ``first_dealer`` (incl. ``"random"``),
+                                                  ``allow_yield_first_trick``, ``forced_lead_restricted``,
+                                                  ``full_recall``, ``void_inferences``, ``max_extra_hands``
+                                                  (tie-break hands), ``max_steps``, ``reward_mode``,
+                                                  ``trick_reward``
 ``battlecards_v0``        ``battlecards``         all: ``num_players`` (2-6), ``jokers``, ``joker_initial_value``,
                                                   ``retire_lowest_on_flip``, ``retire_max_rank``, ``cease_fire``,
                                                   ``hand_size``, ``war_facedown_count``, ``max_rounds``,

@@ -33,6 +33,24 @@ index     name             legal when
 
 Every decision goes to the agent, even when only one action is legal (R21).
 
+Engines
+-------
+========================================  =========================================================
+engine                                    what it does
+========================================  =========================================================
+``card_envs.revolution.rules``            the rules (Python): the reference. This env, the agents
+                                          (rule-based, ISMCTS), evaluation and training run on it
+``card_envs.revolution.encoding``         the observation of a player's view and the action layout
+                                          (the tables below)
+``card_envs.jax.make("revolution_v0")``   the same game in JAX (optional extra ``card-envs[jax]``,
+                                          Pgx API): batched ``init`` / ``step`` under ``jax.vmap``,
+                                          every option above; observations, action ids, masks and
+                                          per-step rewards equal to this env's (checked decision by
+                                          decision by ``card_envs.jax.lockstep``); its deals come
+                                          from the key of ``init``. ``card_envs.jax.from_state(state)``
+                                          converts any position of this engine
+========================================  =========================================================
+
 Observation
 -----------
 The layout tables are in :mod:`card_envs.revolution.encoding`: 541 entries by default (the

@@ -1,0 +1,737 @@
+"""Revolution in JAX (Pgx API): the rules of ``card_envs/revolution/rules.py``, batched.
+
+``card_envs.jax.make("revolution_v0", **options)`` returns :class:`Env`. Every option of the Python
+engine runs (:class:`~card_envs.revolution.rules.RevolutionConfig`: ``num_hands``, ``first_dealer``
+incl. ``"random"``, ``allow_yield_first_trick``, ``forced_lead_restricted``, ``full_recall``,
+``void_inferences``, ``max_extra_hands``, ``max_steps``, ``reward_mode``, ``trick_reward``); none is
+refused. One ``step`` is one decision of the Python engine (R20, R21: even a single legal action is
+a decision), and the rest of the turn resolves inside it: the end of a trick (R11, R12), of a hand
+(R13, R15), of the series or a tie-break hand (R16, R17), the next deal (R19) and the step limit (R23).
+Observations (541 / 753 / 909 floats), action ids (``0..51`` = ``play <card index>``, 52 = ``pass``),
+legal masks and per-step rewards are exactly the Python engine's (:mod:`card_envs.revolution.encoding`
+has the layout tables); ``card_envs.jax.lockstep`` checks it.
+
+Chance (section 3.3, A2, A4). ``init(key)`` draws the first dealer (``first_dealer="random"``) and deals
+hand 1: each card gets a random sort key and the cards of key ranks 0-12, 13-25, 26-38, 39-51 form the four
+hands (:func:`_random_deal`: uniform over the splits into hands of 13, up to two ties at once among 26-bit
+keys, probability below ``1e-9``) and a 64-bit seed for the later hands. The next hand is dealt *while the
+current one is played*: each step deals the four cards of one more rank of it (card ``c`` goes to seat ``s``
+with probability (cards ``s`` still lacks) / (cards left), drawn by Lemire's multiply from a 32-bit word
+hashed from the seed and the step count: total bias below ``4e-7`` per deal), and a hand lasts at least 16
+steps, so it is complete when needed. This keeps the 52-card shuffle out of the step, where vmap would
+compute it on every step (every branch of a vmapped ``cond`` runs), and ``step`` needs no key
+(``step_uses_key = False``: like Pgx's games, the future of an episode is fixed by the key of ``init``).
+:meth:`Env.init_with_deck` deals hand 1 from a stacked deck (deck index ``i`` goes to seat
+``(dealer + 1 + i) mod 4``, section 3.4). The next hand's arrays are the engine's ``chance_fields``:
+``from_state`` takes the Python state's pending stacked deck (section 3.3) if it has one, else shuffles the
+next hand from its ``key`` (chance the Python state has not drawn yet: its generator is not copied).
+
+State arrays (all int32 unless noted; seats are absolute; ``-1`` = none; a *word* is a 13-bit mask
+over the ranks 2 .. A of one suit, so a set of cards is 4 words, suits C D H S)
+
+========================  ========  ===================================================================
+field                     shape     meaning (the Python field of the same name, R = rule of the spec)
+========================  ========  ===================================================================
+``current_player``        ()        seat to act; 0 once over (Pgx; the Python engine says -1)
+``observation``           (n,)      float32, ``observe(state, current_player)`` (seat 0's once over)
+``rewards``               (4,)      float32, what the last step paid (trick shaping + terminal)
+``terminated``            ()        bool: the series ended (R17)
+``truncated``             ()        bool: ``max_steps`` decisions were made (R23)
+``legal_action_mask``     (53,)     bool: the legal set; all True once over (Pgx)
+``_step_count``           ()        decisions made this episode (Python ``steps``)
+``_dealer``               ()        dealer of the current hand
+``_hand_number``          ()        1-based hand of the series (> ``num_hands``: tie-break)
+``_scores``               (4,)      cumulative scores of the finished hands (R15)
+``_tricks_won``           (4,)      tricks won this hand
+``_trick_number``         ()        1-based trick of the hand
+``_holdings``             (4, 4)    ``[seat, suit]`` word: each seat's holding
+``_phase``                ()        0 opening lead, 1 designated, 2 offered, 3 forced, 4 follow, 5 over
+``_designated``           ()        designated leader ``D`` (R3)
+``_passed``               ()        bit ``s``: seat ``s`` passed in this lead phase (A35)
+``_trick_leader``         ()        ``T`` (-1 before the lead)
+``_trick``                (4,)      card index played to this trick, by seat
+``_cards_in_trick``       ()        cards played to this trick (0 .. 3; 4 only inside a step)
+``_led_suit``             ()        ``LS``
+``_trump_suit``           ()        ``TS`` (-1 while not fixed, R9)
+``_best_card``            ()        the card winning the trick so far (R11)
+``_best_seat``            ()        its player
+``_prev_trick``           (4,)      card index played to the previous trick of this hand, by seat
+``_prev_leader``          ()        who led it
+``_prev_winner``          ()        who won it
+``_prev_led_suit``        ()        ``PL``
+``_prev_trump_suit``      ()        its trump suit
+``_prev_winning_card``    ()        ``PW``
+``_ace_holder``           ()        who held ``AS`` at the deal (trick 1's ``D``, R2)
+``_passes_this_hand``     (4,)      passes made this hand, by seat (``full_recall`` only, else 0)
+``_played``               (4, 4)    ``[seat, suit]`` word: cards each seat played to the completed
+                                    tricks of this hand (``full_recall`` only, else 0)
+``_limits``               (4, 4)    ``[seat, suit]`` word: the cards the completed tricks of this hand
+                                    still allow each seat to hold (voids and walls, spec 7.3;
+                                    ``void_inferences`` only, else all ones)
+``_next_holdings``        (4, 4)    ``[seat, suit]`` word: the next hand's deal so far (hidden)
+``_next_need``            (4,)      cards each seat still lacks in it
+``_next_dealt``           ()        cards of it dealt so far (52: complete)
+``_deal_seed``            (2,)      uint32: the seed of the later hands' deals (hidden)
+========================  ========  ===================================================================
+
+Speed (measured on the vmapped random-play loop with auto-reset, CPU, with a per-op trace of the compiled
+loop): values read by many others are best produced by reductions and gathers (``jnp.argmax``, ``x[i]``),
+which XLA computes once; long chains of ``jnp.where`` on them get fused, and so recomputed, into every
+consumer. The observation (541 floats, most of the bytes a step writes) is the largest cost: XLA on CPU
+copies a concatenation of many small pieces slowly, so its 0/1 entries are first set as bits of 17 words
+(:func:`_packed`, each entry at its own index) and then spread into floats in one pass with the ratio entries
+(:func:`_spread`: one concatenation of a few wide pieces). A per-row threefry in the step cost as much as the
+rules; the later deals come from a hash of the init seed instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from pgx._src.struct import dataclass
+
+from card_envs.core.engine import GameState
+from card_envs.jax.core import FALSE, CardEnv, CardState, ExactRatios, mix32
+from card_envs.revolution import encoding
+from card_envs.revolution.rules import (
+    ACE_OF_SPADES,
+    DESIGNATED,
+    FOLLOW,
+    FORCED,
+    HAND_SIZE,
+    NO_CARD,
+    NO_PLAYER,
+    NO_SUIT,
+    NUM_ACTIONS,
+    NUM_CARDS,
+    NUM_PLAYERS,
+    OFFERED,
+    OPENING,
+    OVER,
+    PASS,
+    TRICKS_TO_WIN_HAND,
+    recall_limits,
+)
+
+Array = jax.Array
+
+SEATS = np.arange(NUM_PLAYERS, dtype=np.int32)
+SUITS = np.arange(4, dtype=np.int32)
+RANKS = np.arange(HAND_SIZE, dtype=np.int32)
+CARDS = np.arange(NUM_CARDS, dtype=np.int32)
+FULL_WORD = (1 << HAND_SIZE) - 1  #: every rank of a suit
+SPADES = 3
+ACE_BIT = 1 << (ACE_OF_SPADES % HAND_SIZE)  #: ``AS`` in the spade word
+#: cards of the next hand dealt per step: a hand lasts >= 16 steps (4 tricks of >= 4 decisions), 16 * 4 >= 52
+DEALT_PER_STEP = 4
+
+
+@dataclass
+class State(CardState):
+    name: ClassVar[str] = "revolution_v0"
+
+    current_player: Array = jnp.int32(0)
+    observation: Array = jnp.zeros(encoding.OBSERVATION_SIZE, dtype=jnp.float32)
+    rewards: Array = jnp.zeros(NUM_PLAYERS, dtype=jnp.float32)
+    terminated: Array = FALSE
+    truncated: Array = FALSE
+    legal_action_mask: Array = jnp.zeros(NUM_ACTIONS, dtype=jnp.bool_)
+    _step_count: Array = jnp.int32(0)
+    # --- Revolution (see the module table) ---
+    _dealer: Array = jnp.int32(0)
+    _hand_number: Array = jnp.int32(1)
+    _scores: Array = jnp.zeros(NUM_PLAYERS, dtype=jnp.int32)
+    _tricks_won: Array = jnp.zeros(NUM_PLAYERS, dtype=jnp.int32)
+    _trick_number: Array = jnp.int32(1)
+    _holdings: Array = jnp.zeros((NUM_PLAYERS, 4), dtype=jnp.int32)
+    _phase: Array = jnp.int32(OPENING)
+    _designated: Array = jnp.int32(0)
+    _passed: Array = jnp.int32(0)
+    _trick_leader: Array = jnp.int32(NO_PLAYER)
+    _trick: Array = jnp.full(NUM_PLAYERS, NO_CARD, dtype=jnp.int32)
+    _cards_in_trick: Array = jnp.int32(0)
+    _led_suit: Array = jnp.int32(NO_SUIT)
+    _trump_suit: Array = jnp.int32(NO_SUIT)
+    _best_card: Array = jnp.int32(NO_CARD)
+    _best_seat: Array = jnp.int32(NO_PLAYER)
+    _prev_trick: Array = jnp.full(NUM_PLAYERS, NO_CARD, dtype=jnp.int32)
+    _prev_leader: Array = jnp.int32(NO_PLAYER)
+    _prev_winner: Array = jnp.int32(NO_PLAYER)
+    _prev_led_suit: Array = jnp.int32(NO_SUIT)
+    _prev_trump_suit: Array = jnp.int32(NO_SUIT)
+    _prev_winning_card: Array = jnp.int32(NO_CARD)
+    _ace_holder: Array = jnp.int32(0)
+    _passes_this_hand: Array = jnp.zeros(NUM_PLAYERS, dtype=jnp.int32)
+    _played: Array = jnp.zeros((NUM_PLAYERS, 4), dtype=jnp.int32)
+    _limits: Array = jnp.full((NUM_PLAYERS, 4), FULL_WORD, dtype=jnp.int32)
+    _next_holdings: Array = jnp.zeros((NUM_PLAYERS, 4), dtype=jnp.int32)
+    _next_need: Array = jnp.full(NUM_PLAYERS, HAND_SIZE, dtype=jnp.int32)
+    _next_dealt: Array = jnp.int32(0)
+    _deal_seed: Array = jnp.zeros(2, dtype=jnp.uint32)
+
+
+class Env(CardEnv):
+    """Revolution under fixed options (a ``pgx.Env``); see the module docstring."""
+
+    name = "revolution_v0"
+    state_class = State
+    #: the next hand, dealt while this one is played, and the seed of the later hands (drawn at ``init``;
+    #: ``from_state``: from its key)
+    chance_fields = ("_next_holdings", "_next_need", "_next_dealt", "_deal_seed")
+    step_uses_key = False  # later hands come from the seed drawn at init
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        config = self.config
+        #: the first index of every block of the observation, by the encoding's block names
+        self._layout = {name: start for start, _, name in self.game.observation_layout()}
+        most_hands = config.num_hands + config.max_extra_hands
+        # the ratio entries, rounded as the Python encoding rounds them: tricks won (4), scores (4), the trick
+        # number, the dealer (4 one-hot entries), hands completed, the tie-break flag
+        self._counts = _Ratios([(TRICKS_TO_WIN_HAND, TRICKS_TO_WIN_HAND)] * 4
+                                   + [(4 * config.num_hands, TRICKS_TO_WIN_HAND * most_hands)] * 4
+                                   + [(HAND_SIZE - 1, HAND_SIZE - 1)] + [(1, 1)] * 4
+                                   + [(config.num_hands, most_hands), (1, 1)])
+        self._passes = _Ratios([(HAND_SIZE, HAND_SIZE)] * 4)  # full_recall: passes this hand
+
+    # -- Pgx ----------------------------------------------------------------------------------------
+
+    def _init(self, key: Array) -> State:
+        words = jax.random.bits(key, (NUM_CARDS + 3,), dtype=jnp.uint32)
+        extra = words[NUM_CARDS]  # top 2 bits: the dealer, low 6 bits: the deal's relabelling
+        state = self._initial_state(self._first_dealer(extra), _random_deal(words[:NUM_CARDS], extra & 63))
+        return state.replace(_deal_seed=words[NUM_CARDS + 1:])
+
+    def init_with_deck(self, key: Array, deck: Array) -> State:
+        """``init`` with hand 1 dealt from a stacked deck (section 3.3): ``deck`` holds the 52 card
+        indices (``2C`` = 0 .. ``AS`` = 51), top first, and deck index ``i`` goes to seat
+        ``(dealer + 1 + i) mod 4``. ``key`` draws the dealer under ``first_dealer="random"`` and the seed of
+        the later hands. ``deck`` must be a permutation of ``0..51`` (not checked: jittable)."""
+        words = jax.random.bits(key, (3,), dtype=jnp.uint32)
+        dealer = self._first_dealer(words[0])
+        state = self._initial_state(dealer, _deck_deal(jnp.asarray(deck, jnp.int32), dealer))
+        return self._finished(state.replace(_deal_seed=words[1:]))
+
+    def _first_dealer(self, word: Array) -> Array:
+        """A2: ``first_dealer``, or a uniform seat from a random 32-bit word (its top two bits)."""
+        if self.config.first_dealer == "random":
+            return (word >> 30).astype(jnp.int32)
+        return jnp.int32(self.config.first_dealer)
+
+    def _initial_state(self, dealer: Array, holdings: Array) -> State:
+        """Hand 1 dealt: the core fills in the mask and the observation."""
+        return State(observation=jnp.zeros(self.observation_shape, jnp.float32), _dealer=dealer,
+                     **_hand_start(holdings))
+
+    def _step(self, state: State, action: Array, key: Array | None) -> State:
+        del key  # the next hand's cards come from the seed drawn at init
+        state = _deal_next_cards(state, _deal_words(state._deal_seed, state._step_count))
+        state = self._decide(state, jnp.asarray(action, jnp.int32))
+        trick_done = state._cards_in_trick == NUM_PLAYERS
+        state, rewards = self._end_trick(state, trick_done)
+        hand_done = trick_done & (state._tricks_won[state._prev_winner] == TRICKS_TO_WIN_HAND)
+        state, series_done = self._end_hand(state, hand_done)
+        state, rewards = self._finish(state, series_done, rewards)
+        return state.replace(rewards=rewards)
+
+    # -- one decision (R3-R11) --------------------------------------------------------------------------
+
+    def _decide(self, state: State, action: Array) -> State:
+        """The acting seat plays a card (a lead or a follow) or passes; the trick itself is ended by
+        :meth:`_end_trick` once it holds four cards."""
+        player = state.current_player
+        is_pass = action == PASS
+        plays = ~is_pass
+        card = jnp.where(plays, action, 0)
+        suit, rank = card // HAND_SIZE, card % HAND_SIZE
+        following = state._phase == FOLLOW
+        leads = plays & ~following  # R6
+        # R9: while no trump is fixed, the first follower's card of neither LS nor PL fixes it
+        no_trump = state._trump_suit == NO_SUIT
+        fixes = following & no_trump & (suit != state._led_suit) & (suit != state._prev_led_suit)
+        # R11: a higher card of the suit that counts (trump once fixed, else the led suit) takes over
+        counting_suit = jnp.where(no_trump, state._led_suit, state._trump_suit)
+        beats = following & (suit == counting_suit) & (card > state._best_card)
+        takes = leads | fixes | beats
+        is_player = SEATS == player
+        right = (player + 3) & 3  # R4: the offer moves to the right
+        pass_phase = jnp.where(right == state._designated, FORCED, OFFERED)  # R5
+        fields = dict(
+            current_player=jnp.where(is_pass, right, (player + 1) & 3),
+            _phase=jnp.where(is_pass, pass_phase, FOLLOW),
+            _holdings=state._holdings ^ jnp.where(is_player[:, None] & (SUITS == suit) & plays, 1 << rank, 0),
+            _trick=jnp.where(is_player & plays, card, state._trick),
+            _cards_in_trick=state._cards_in_trick + plays,
+            _trick_leader=jnp.where(leads, player, state._trick_leader),
+            _led_suit=jnp.where(leads, suit, state._led_suit),
+            _trump_suit=jnp.where(fixes, suit, state._trump_suit),
+            _best_card=jnp.where(takes, card, state._best_card),
+            _best_seat=jnp.where(takes, player, state._best_seat),
+            _passed=jnp.where(is_pass, state._passed | (1 << player), state._passed),
+        )
+        if self.config.full_recall:
+            fields["_passes_this_hand"] = state._passes_this_hand + (is_player & is_pass)
+        return state.replace(**fields)
+
+    # -- the end of a trick, a hand, the series (R11-R19, R23) ------------------------------------------
+
+    def _end_trick(self, state: State, done: Array) -> tuple[State, Array]:
+        """R11-R13: the trick goes to its best card's player, who is the next designated leader unless
+        the hand is over; returns the trick shaping rewards (section 9) too."""
+        winner = state._best_seat
+        won = state._tricks_won + (done & (SEATS == winner))
+        weight = self.config.trick_reward
+        rewards = jnp.zeros(NUM_PLAYERS, jnp.float32)
+        if weight:
+            rewards = jnp.where(done, jnp.where(SEATS == winner, weight, -weight / 3), 0.0)
+        next_trick = done & (won[winner] < TRICKS_TO_WIN_HAND)
+        fields = dict(
+            _tricks_won=won,
+            _prev_trick=jnp.where(done, state._trick, state._prev_trick),
+            _prev_leader=jnp.where(done, state._trick_leader, state._prev_leader),
+            _prev_winner=jnp.where(done, winner, state._prev_winner),
+            _prev_led_suit=jnp.where(done, state._led_suit, state._prev_led_suit),
+            _prev_trump_suit=jnp.where(done, state._trump_suit, state._prev_trump_suit),
+            _prev_winning_card=jnp.where(done, state._best_card, state._prev_winning_card),
+            # R24: the trick joins the pile
+            _passed=jnp.where(done, 0, state._passed),
+            _cards_in_trick=jnp.where(done, 0, state._cards_in_trick),
+            _trick_leader=jnp.where(done, NO_PLAYER, state._trick_leader),
+            _best_seat=jnp.where(done, NO_PLAYER, state._best_seat),
+            _trick=jnp.where(done, NO_CARD, state._trick),
+            _led_suit=jnp.where(done, NO_SUIT, state._led_suit),
+            _trump_suit=jnp.where(done, NO_SUIT, state._trump_suit),
+            _best_card=jnp.where(done, NO_CARD, state._best_card),
+            # R12 / A44
+            _trick_number=state._trick_number + next_trick,
+            _designated=jnp.where(next_trick, winner, state._designated),
+            current_player=jnp.where(next_trick, winner, state.current_player),
+            _phase=jnp.where(next_trick, DESIGNATED, state._phase),
+        )
+        if self.config.full_recall:
+            fields["_played"] = state._played | jnp.where(done, _card_words(state._trick), 0)
+        if self.config.void_inferences:
+            narrowed = _narrowed(state._limits, state._trick, state._trick_leader, state._led_suit,
+                                 state._trump_suit)
+            fields["_limits"] = jnp.where(done, narrowed, state._limits)
+        return state.replace(**fields), rewards
+
+    def _end_hand(self, state: State, done: Array) -> tuple[State, Array]:
+        """R15-R19: score the hand; the series ends (returned flag), or the next dealer deals the hand
+        dealt during this one."""
+        config = self.config
+        scores = state._scores + jnp.where(done, state._tricks_won, 0)
+        unique_top = jnp.sum(scores == jnp.max(scores)) == 1
+        extra_hands = state._hand_number - config.num_hands
+        series_done = done & (extra_hands >= 0) & (unique_top | (extra_hands >= config.max_extra_hands))
+        new_hand = done & ~series_done
+        start = _hand_start(state._next_holdings)
+        fields = {name: jnp.where(new_hand, value, getattr(state, name)) for name, value in start.items()}
+        state = state.replace(
+            _scores=scores,
+            _hand_number=state._hand_number + new_hand,
+            _dealer=jnp.where(new_hand, (state._dealer + 1) & 3, state._dealer),  # R19 / A32
+            **fields,
+        )
+        return state, series_done
+
+    def _finish(self, state: State, terminated: Array, rewards: Array) -> tuple[State, Array]:
+        """R17 / R23 and section 9: the episode ends (the series is over, or the step limit is reached
+        after the step was resolved); the terminal rewards join the step's rewards."""
+        config = self.config
+        if config.max_steps is None:
+            truncated = FALSE
+        else:
+            truncated = ~terminated & (state._step_count >= config.max_steps)
+        over = terminated | truncated
+        final = jnp.where(truncated, state._scores + state._tricks_won, state._scores)  # A41
+        terminal = _terminal_rewards(final, config.reward_mode, state._hand_number)
+        state = state.replace(
+            terminated=terminated,
+            truncated=truncated,
+            _phase=jnp.where(over, OVER, state._phase),
+        )
+        return state, rewards + jnp.where(over, terminal, 0.0)
+
+    # -- legal actions (R2-R8) ------------------------------------------------------------------------
+
+    def _legal_action_mask(self, state: State) -> Array:
+        config = self.config
+        phase = state._phase
+        holding = state._holdings[jnp.maximum(state.current_player, 0)]
+        not_pl = SUITS != state._prev_led_suit
+        # R3: not of suit PL, rank <= rv(PW)
+        rank_cap = (2 << (state._prev_winning_card % HAND_SIZE)) - 1
+        restricted = jnp.where(not_pl, holding & rank_cap, 0)
+        # R7 / R8
+        same = jnp.where(SUITS == state._led_suit, holding, 0)
+        other = jnp.where(not_pl, holding, 0)
+        no_trump = state._trump_suit == NO_SUIT
+        follow = jnp.where(no_trump & _any(same), same, jnp.where(no_trump & _any(other), other, holding))
+        forced = holding  # R5 / A14
+        if config.forced_lead_restricted:
+            forced = jnp.where((state._trick_number > 1) & _any(restricted), restricted, holding)
+        # by phase: OPENING, DESIGNATED, OFFERED, FORCED, FOLLOW, OVER (any card on an opening or offered lead)
+        by_phase = jnp.stack([holding, restricted, holding, forced, follow, jnp.zeros_like(holding)])
+        can_pass = (phase == DESIGNATED) | (phase == OFFERED)  # R3, R4
+        if config.allow_yield_first_trick:
+            can_pass = can_pass | (phase == OPENING)  # A7
+        return jnp.concatenate([_card_bits(by_phase[phase]), can_pass[None]])
+
+    # -- observation (section 7.4, encoding.py) ---------------------------------------------------------
+
+    def _observe(self, state: State, player_id: Array) -> Array:
+        """Two stages: the flags (0/1 entries: cards, one-hots) as bits of a few 32-bit words, each entry's
+        bit at its own index, then spread into floats, with the runs of ratio entries (counts) between them
+        (see :func:`_spread`)."""
+        me = player_id
+        config = self.config
+        at = self._layout
+        seats = (me + SEATS) & 3  # the absolute seat at relative seat r
+
+        def relative(seat: Array) -> Array:
+            return jnp.where(seat >= 0, (seat - me) & 3, -1)
+
+        over = state._phase == OVER
+        has_prev = state._prev_leader >= 0
+        trick, prev_trick = state._trick[seats], state._prev_trick[seats]
+        words = [(at["my holding"] + HAND_SIZE * suit, state._holdings[me][suit]) for suit in range(4)]
+        hot = [(at["current trick cards by relative seat"] + NUM_CARDS * r, trick[r], NUM_CARDS) for r in range(4)]
+        hot += [(at["previous trick cards by relative seat"] + NUM_CARDS * r, prev_trick[r], NUM_CARDS)
+                for r in range(4)]
+        hot += [
+            (at["current trick leader"], relative(state._trick_leader), 4),
+            (at["designated leader"], jnp.where(over, -1, relative(state._designated)), 4),
+            (at["phase"], state._phase, 5),  # none in the over phase
+            (at["acting player"], jnp.where(over, -1, relative(state.current_player)), 4),
+            (at["led suit"], state._led_suit, 4),
+            (at["trump suit"], state._trump_suit, 4),
+            (at["previous-led suit"], jnp.where(has_prev, state._prev_led_suit, -1), 4),
+            (at["previous winning card rank"], jnp.where(has_prev, state._prev_winning_card % HAND_SIZE, -1),
+             HAND_SIZE),
+            (at["previous trick leader"], jnp.where(has_prev, relative(state._prev_leader), -1), 4),
+            (at["previous trick winner"], jnp.where(has_prev, relative(state._prev_winner), -1), 4),
+            (at["previous trick trump suit"], jnp.where(has_prev, state._prev_trump_suit, -1), 4),
+        ]
+        flags = [(at["passed this lead phase"] + r, (state._passed >> seats[r]) & 1) for r in range(4)]
+        hand_finished = over & (jnp.max(state._tricks_won) >= TRICKS_TO_WIN_HAND)
+        counts = jnp.concatenate([  # the entries from "tricks won this hand" to "tie-break hand"
+            state._tricks_won[seats], state._scores[seats], (state._trick_number - 1)[None],
+            (SEATS == relative(state._dealer)).astype(jnp.int32),
+            (state._hand_number - 1 + hand_finished)[None], (state._hand_number > config.num_hands)[None]])
+        runs = [(at["tricks won this hand"], self._counts(counts))]
+        if config.full_recall:
+            played = state._played[seats]
+            words += [(at["cards played this hand by relative seat"] + NUM_CARDS * r + HAND_SIZE * suit,
+                       played[r, suit]) for r in range(4) for suit in range(4)]
+            runs.append((at["passes this hand"], self._passes(state._passes_this_hand[seats])))
+        if config.void_inferences:
+            possible = _possible_holdings(state, me)[seats]
+            words += [(at[name] + HAND_SIZE * suit, possible[r, suit]) for r, name in enumerate(INFERENCE_BLOCKS, 1)
+                      for suit in range(4)]
+        bits = _packed(self.observation_shape[0], words, hot, flags)
+        return _spread(bits, self.observation_shape[0], runs)
+
+    # -- Python positions -----------------------------------------------------------------------------
+
+    def _game_fields(self, py_state: GameState, seed: tuple[int, ...]) -> dict[str, Any]:
+        config = self.config
+        log = py_state.hand_log
+        played = [0, 0, 0, 0]
+        if config.full_recall:
+            for record in log:
+                for seat in range(NUM_PLAYERS):
+                    played[seat] |= 1 << record[1 + seat]
+        limits = recall_limits(tuple(map(tuple, log)), NO_PLAYER)[1] if config.void_inferences else {}
+        passes = py_state.passes_this_hand if config.full_recall else [0] * NUM_PLAYERS
+        scalars = {name: getattr(py_state, name[1:]) for name in (
+            "_dealer", "_hand_number", "_trick_number", "_phase", "_designated", "_passed", "_trick_leader",
+            "_cards_in_trick", "_led_suit", "_trump_suit", "_best_card", "_best_seat", "_prev_leader",
+            "_prev_winner", "_prev_led_suit", "_prev_trump_suit", "_prev_winning_card")}
+        scalars["_ace_holder"] = log[0][8] if log else py_state.designated  # trick 1's D (rules.known_ace_holder)
+        scalars["_next_dealt"] = NUM_CARDS
+        rng = np.random.default_rng(seed)
+        every_card = (1 << NUM_CARDS) - 1
+        arrays = dict(
+            _scores=py_state.scores,
+            _tricks_won=py_state.tricks_won,
+            _holdings=[_words(bits) for bits in py_state.holdings],
+            _trick=py_state.trick,
+            _prev_trick=py_state.prev_trick,
+            _passes_this_hand=passes,
+            _played=[_words(bits) for bits in played],
+            _limits=[_words(limits.get(seat, every_card)) for seat in range(NUM_PLAYERS)],
+            _next_holdings=[_words(bits) for bits in _next_deal(py_state, rng)],
+            _next_need=[0] * NUM_PLAYERS,
+        )
+        fields = {name: np.asarray(value, np.int32) for name, value in (scalars | arrays).items()}
+        fields["_deal_seed"] = rng.integers(0, 2**32, 2, dtype=np.uint32)
+        return fields
+
+
+# -- Python positions -------------------------------------------------------------------------------------
+
+
+def _words(bits: int) -> list[int]:
+    """A Python 52-bit card mask as four suit words."""
+    return [(bits >> (HAND_SIZE * suit)) & FULL_WORD for suit in range(4)]
+
+
+def _next_deal(py_state: GameState, rng: np.random.Generator) -> list[int]:
+    """The holdings (52-bit masks by seat) of the hand after ``py_state``'s (R19): its pending stacked
+    deck (section 3.3), else a deck shuffled by ``rng`` (chance the Python state has not drawn yet). Deck
+    index ``i`` goes to seat ``(dealer + 1 + i) mod 4`` of the next dealer."""
+    deck = py_state.pending_decks[0] if py_state.pending_decks else None
+    if deck is None:
+        deck = rng.permutation(NUM_CARDS)
+    dealer = (py_state.dealer + 1) & 3
+    holdings = [0] * NUM_PLAYERS
+    for index, card in enumerate(deck):
+        holdings[(dealer + 1 + index) & 3] |= 1 << int(card)
+    return holdings
+
+
+# -- small array helpers (elementwise, so XLA fuses them) ------------------------------------------------------
+
+
+class _Ratios:
+    """Ratio entries ``numerator / denominator`` rounded as the Python encoding rounds them: a product where the
+    denominator is a power of two (exact), :class:`~card_envs.jax.core.ExactRatios`' table for the others
+    (XLA's ``n * (1 / d)`` is one ulp off at times). ``parts``: ``(denominator, largest numerator)`` per entry."""
+
+    def __init__(self, parts: list[tuple[int, int]]) -> None:
+        exact = [denominator & (denominator - 1) == 0 for denominator, _ in parts]
+        self.scale = np.array([1 / denominator if e else 0 for (denominator, _), e in zip(parts, exact, strict=True)],
+                              np.float32)
+        self.looked_up = np.flatnonzero(~np.array(exact)).astype(np.int32)
+        self.table = ExactRatios([parts[i] for i in self.looked_up]) if len(self.looked_up) else None
+
+    def __call__(self, numerators: Array) -> Array:
+        ratios = numerators.astype(jnp.float32) * self.scale
+        if self.table is not None:
+            looked_up = self.table(numerators[self.looked_up])
+            for k, entry in enumerate(self.looked_up):
+                ratios = jnp.where(np.arange(len(self.scale)) == entry, looked_up[k], ratios)
+        return ratios
+
+
+#: the observation blocks of ``void_inferences``, by relative seat 1, 2, 3
+INFERENCE_BLOCKS = ("cards the left neighbour may hold", "cards the opposite seat may hold",
+                    "cards the right neighbour may hold")
+
+
+def _packed(size: int, words: list[tuple[int, Array]], hot: list[tuple[int, Array, int]],
+            flags: list[tuple[int, Array]]) -> Array:
+    """The 0/1 entries of an observation of ``size`` entries as bits of ``ceil(size / 32)`` uint32 words (entry
+    ``j`` is bit ``j % 32`` of word ``j // 32``), from ``words``: ``(index, w)``, the 13 bits of ``w`` at entries
+    ``index ..``; ``hot``: ``(index, value, n)``, a one-hot block of ``n`` entries (none if ``value`` is outside
+    ``0 .. n-1``); ``flags``: ``(index, bit)``. Every index is static, so each piece touches only the one to
+    three words its entries lie in."""
+    packed = [jnp.uint32(0)] * ((size + 31) // 32)
+    for index, word in words:
+        word, at, shift = word.astype(jnp.uint32), index // 32, index % 32
+        packed[at] = packed[at] | (word << shift)
+        if shift + HAND_SIZE > 32:
+            packed[at + 1] = packed[at + 1] | (word >> (32 - shift))
+    for index, value, n in hot:
+        entry = (index + value).astype(jnp.uint32)
+        bit = jnp.where((value >= 0) & (value < n), jnp.uint32(1) << (entry % 32), jnp.uint32(0))
+        for at in range(index // 32, (index + n - 1) // 32 + 1):
+            packed[at] = packed[at] | jnp.where(entry // 32 == at, bit, jnp.uint32(0))
+    for index, flag in flags:
+        packed[index // 32] = packed[index // 32] | (flag.astype(jnp.uint32) << (index % 32))
+    return jnp.stack(packed)
+
+
+def _spread(packed: Array, size: int, runs: list[tuple[int, Array]]) -> Array:
+    """The observation: every bit of ``packed`` as a float entry, but the ``runs`` ``(index, floats)`` of
+    non-flag entries in their places. One pass over the words and one concatenation of a few wide pieces:
+    XLA on CPU copies many small pieces slowly."""
+    flags = ((packed[:, None] >> jnp.arange(32, dtype=jnp.uint32)) & 1).reshape(-1).astype(jnp.float32)
+    pieces, done = [], 0
+    for index, values in sorted(runs, key=lambda run: run[0]):
+        pieces += [flags[done:index], values]
+        done = index + values.shape[0]
+    pieces.append(flags[done:size])
+    return jnp.concatenate(pieces)
+
+
+def _or_rows(words: Array) -> Array:
+    """The union of four rows (seats, or cards) of suit words."""
+    return words[0] | words[1] | words[2] | words[3]
+
+
+def _any(words: Array) -> Array:
+    """Whether suit words ``(4,)`` hold any card."""
+    return _or_rows(words) != 0
+
+
+def _card_bits(words: Array) -> Array:
+    """Suit words ``(..., 4)`` as bool card planes ``(..., 52)`` indexed by card index."""
+    bits = (words[..., :, None] >> RANKS) & 1
+    return bits.reshape(*words.shape[:-1], NUM_CARDS).astype(jnp.bool_)
+
+
+def _card_words(cards: Array) -> Array:
+    """Card indices ``(n,)`` (-1: none) as one set of suit words per card, ``(n, 4)``."""
+    cards = cards[:, None]
+    return jnp.where((cards >= 0) & (cards // HAND_SIZE == SUITS), 1 << (cards % HAND_SIZE), 0)
+
+
+# -- dealing (section 3) ------------------------------------------------------------------------------------------
+
+
+def _random_deal(words: Array, relabel: Array) -> Array:
+    """Hand 1 of ``init`` (A4) from 52 random 32-bit ``words`` and 6 random bits ``relabel``, as ``[seat, suit]``
+    words. Card ``c``'s sort key is the top 26 bits of ``words[c]`` above ``c XOR relabel`` (so keys differ),
+    and the cards of key ranks ``13 s .. 13 s + 12`` go to seat ``s``. Two cards tie on 26 bits with probability
+    below ``2e-5``; the relabelling orders such a pair either way with probability 1/2, so the deal is uniform
+    but for several ties at once (below ``1e-9``). The ranks are counted with one comparison per pair, as 52
+    vector steps that XLA fuses."""
+    keys = (words & ~np.uint32(63)) | (jax.lax.iota(jnp.uint32, NUM_CARDS) ^ relabel)
+    rank = jnp.zeros(NUM_CARDS, jnp.int32)
+    for other in range(NUM_CARDS):
+        rank = rank + (keys[other] < keys)
+    return _holding_words(rank // HAND_SIZE)
+
+
+def _deck_deal(deck: Array, dealer: Array) -> Array:
+    """Section 3.4: deck index ``i`` goes to seat ``(dealer + 1 + i) mod 4``."""
+    seat_of_card = jnp.zeros(NUM_CARDS, jnp.int32).at[deck].set((dealer + 1 + CARDS) & 3)
+    return _holding_words(seat_of_card)
+
+
+def _holding_words(seat_of_card: Array) -> Array:
+    """The seat of every card index as ``[seat, suit]`` words (written out: a reduction is slow on CPU)."""
+    rows = []
+    for seat in range(NUM_PLAYERS):
+        row = []
+        for suit in range(4):
+            word = jnp.int32(0)
+            for rank in range(HAND_SIZE):
+                word = word | jnp.where(seat_of_card[HAND_SIZE * suit + rank] == seat, 1 << rank, 0)
+            row.append(word)
+        rows.append(jnp.stack(row))
+    return jnp.stack(rows)
+
+
+def _deal_words(seed: Array, step_count: Array) -> Array:
+    """``DEALT_PER_STEP`` random 32-bit words for the step that makes decision ``step_count``, from the
+    episode's 64-bit deal seed: a counter hashed twice ("lowbias32"), the seed's halves mixed in between. The
+    same seed never meets the same counter twice in an episode."""
+    counter = step_count.astype(jnp.uint32) * DEALT_PER_STEP + jnp.arange(DEALT_PER_STEP, dtype=jnp.uint32)
+    return mix32(mix32(seed[0] ^ (counter * jnp.uint32(0x9E3779B9))) ^ seed[1])
+
+
+def _deal_next_cards(state: State, words: Array) -> State:
+    """Deal up to ``len(words)`` (4) more cards of the next hand, rank by rank: step ``k`` deals the four cards
+    of rank ``k`` (one per suit, so one bit of every suit word). Card ``c`` goes to seat ``s`` with probability
+    (cards ``s`` still lacks) / (cards left), drawn as ``floor(word * left / 2**32)`` (Lemire; in 16-bit halves,
+    as uint32 has no high product). Drawn without replacement like this, every split into four hands of 13 is
+    equally likely, whatever the order of the cards."""
+    need, dealt = state._next_need, state._next_dealt
+    dealing = dealt < NUM_CARDS
+    seats = []
+    for word in words:
+        left = jnp.maximum(NUM_CARDS - dealt, 1).astype(jnp.uint32)
+        draw = (((word >> 16) * left + (((word & 0xFFFF) * left) >> 16)) >> 16).astype(jnp.int32)
+        first = need[0]
+        second = first + need[1]
+        third = second + need[2]
+        seat = (draw >= first).astype(jnp.int32) + (draw >= second) + (draw >= third)
+        need = need - ((SEATS == seat) & dealing)
+        dealt = dealt + dealing
+        seats.append(seat)
+    rank_bit = jnp.where(dealing, 1 << (state._next_dealt // NUM_PLAYERS), 0)
+    held = state._next_holdings | jnp.where(SEATS[:, None] == jnp.stack(seats)[None, :], rank_bit, 0)
+    return state.replace(_next_need=need, _next_holdings=held, _next_dealt=dealt)
+
+
+def _hand_start(holdings: Array) -> dict[str, Array]:
+    """R19 / A18: every per-hand field of a freshly dealt hand; the ``AS`` holder has the opening lead (R2);
+    the deal of the hand after it starts."""
+    has_ace = (holdings[:, SPADES] & ACE_BIT) != 0
+    ace_holder = jnp.argmax(has_ace).astype(jnp.int32)
+    none4 = jnp.full(NUM_PLAYERS, NO_CARD, jnp.int32)
+    zeros4 = jnp.zeros(NUM_PLAYERS, jnp.int32)
+    no_cards = jnp.zeros((NUM_PLAYERS, 4), jnp.int32)
+    return dict(
+        _holdings=holdings,
+        _tricks_won=zeros4,
+        _trick_number=jnp.int32(1),
+        _phase=jnp.int32(OPENING),
+        _designated=ace_holder,
+        current_player=ace_holder,
+        _ace_holder=ace_holder,
+        _passed=jnp.int32(0),
+        _trick_leader=jnp.int32(NO_PLAYER),
+        _trick=none4,
+        _cards_in_trick=jnp.int32(0),
+        _led_suit=jnp.int32(NO_SUIT),
+        _trump_suit=jnp.int32(NO_SUIT),
+        _best_card=jnp.int32(NO_CARD),
+        _best_seat=jnp.int32(NO_PLAYER),
+        _prev_trick=none4,
+        _prev_leader=jnp.int32(NO_PLAYER),
+        _prev_winner=jnp.int32(NO_PLAYER),
+        _prev_led_suit=jnp.int32(NO_SUIT),
+        _prev_trump_suit=jnp.int32(NO_SUIT),
+        _prev_winning_card=jnp.int32(NO_CARD),
+        _passes_this_hand=zeros4,
+        _played=no_cards,
+        _limits=jnp.full((NUM_PLAYERS, 4), FULL_WORD, jnp.int32),
+        _next_holdings=no_cards,
+        _next_need=jnp.full(NUM_PLAYERS, HAND_SIZE, jnp.int32),
+        _next_dealt=jnp.int32(0),
+    )
+
+
+# -- rewards and inferences ------------------------------------------------------------------------------------
+
+
+def _terminal_rewards(final: Array, mode: str, hands_started: Array) -> Array:
+    """Section 9 (``rules.terminal_rewards``)."""
+    if mode == "margin":
+        return (final - jnp.sum(final) / NUM_PLAYERS) / (4 * hands_started)
+    top = final == jnp.max(final)
+    shared = jnp.sum(top)
+    return jnp.where(top, (4 - shared) / (3 * shared), -1 / 3).astype(jnp.float32)
+
+
+def _narrowed(limits: Array, trick: Array, leader: Array, led: Array, trump: Array) -> Array:
+    """``limits`` (``[seat, suit]`` words) narrowed by what one trick proves (``rules._narrow``): a
+    follower who played off the led suit before trump was fixed is void in it (if the card fixed trump)
+    or held nothing but that card's suit (a case-(c) card, R7 c); cards after the trump-fixing one prove
+    nothing."""
+    fixed_before = leader < 0  # no trick: nothing to learn
+    for offset in range(1, NUM_PLAYERS):
+        seat = (leader + offset) & 3
+        card = trick[seat]
+        suit = card // HAND_SIZE
+        off = ~fixed_before & (card >= 0) & (suit != led)
+        fixes = suit == trump
+        void = jnp.where(SUITS == led, 0, FULL_WORD)
+        wall = jnp.where(SUITS == suit, FULL_WORD, 0)
+        allowed = jnp.where(off, jnp.where(fixes, void, wall), FULL_WORD)
+        limits = limits & jnp.where((SEATS == seat)[:, None], allowed, FULL_WORD)
+        fixed_before = fixed_before | (off & fixes)
+    return limits
+
+
+def _possible_holdings(state: State, me: Array) -> Array:
+    """``rules.possible_holdings``: the cards each seat may hold as far as ``me``'s view proves, as
+    ``[seat, suit]`` words (the viewer's own row is not meaningful)."""
+    trick_words = _or_rows(_card_words(state._trick))
+    played = _or_rows(state._played)
+    seen = state._holdings[me] | trick_words | played | _or_rows(_card_words(state._prev_trick))
+    unseen = FULL_WORD & ~seen
+    limits = _narrowed(state._limits, state._trick, state._trick_leader, state._led_suit, state._trump_suit)
+    # R2: AS stays with trick 1's D until played
+    holder = jnp.where(state._trick_number == 1, state._designated, state._ace_holder)
+    ace_played = ((played | trick_words)[SPADES] & ACE_BIT) != 0
+    lacks_ace = (holder != me) & ~ace_played & (SEATS != holder)
+    ace_allowed = jnp.where(lacks_ace[:, None] & (SUITS == SPADES), ~ACE_BIT, -1)
+    return unseen & limits & ace_allowed
