@@ -37,6 +37,8 @@ from agents.checkpoint_file import (
     read_checkpoint,
 )
 
+CHECKPOINT_NAME = "checkpoint.zip"  #: a run's checkpoint file in its run_dir (both trainers)
+
 
 def write_checkpoint(path: str | Path, checkpoint: Checkpoint) -> None:
     """Write ``checkpoint`` to ``path`` atomically (temporary file, fsync, rename)."""
@@ -95,6 +97,7 @@ def _fsync_folder(folder: Path) -> None:
         os.close(descriptor)
 
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "MEMBERS", "Checkpoint", "CheckpointError", "PolicyNet", "Snapshot",
+__all__ = ["CHECKPOINT_NAME", "FORMAT", "FORMAT_VERSION", "MEMBERS", "Checkpoint", "CheckpointError", "PolicyNet",
+           "Snapshot",
            "advisor_of", "check_game", "game_signature", "masked_choice", "policy_input_size", "read_checkpoint",
            "write_checkpoint"]

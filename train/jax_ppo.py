@@ -87,6 +87,7 @@ import card_envs
 from card_envs.core.errors import ConfigError
 from card_envs.jax.core import random_legal_actions, reset_finished
 from train.checkpoint import (
+    CHECKPOINT_NAME,
     Checkpoint,
     CheckpointError,
     PolicyNet,
@@ -99,7 +100,6 @@ from train.checkpoint import (
 from train.config import TrainConfig
 from train.summary import Summary, checkpoint_to_resume, cpu_seconds, evaluate
 
-CHECKPOINT_NAME = "checkpoint.zip"
 BACKEND = "jax"
 #: config keys a resumed run may change; everything else must match the checkpoint's config
 RESUMABLE_CHANGES = ("total_timesteps", "checkpoint_interval", "eval", "pretrain")

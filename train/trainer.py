@@ -44,6 +44,7 @@ from card_envs.core.errors import ConfigError
 from card_envs.core.single_agent import SingleAgentEnv
 from train.async_rollouts import AsyncMaskablePPO, RolloutWorkerEnv
 from train.checkpoint import (
+    CHECKPOINT_NAME,
     Checkpoint,
     CheckpointError,
     Snapshot,
@@ -57,7 +58,6 @@ from train.pool import SELF, OpponentPool, policy_net_of, torch_activation
 from train.pretrain import Demonstrations, collect, fit, greedy_student
 from train.summary import Summary, checkpoint_to_resume, cpu_seconds, evaluate
 
-CHECKPOINT_NAME = "checkpoint.zip"
 #: config keys a resumed run may change; everything else must match the checkpoint's config
 RESUMABLE_CHANGES = ("total_timesteps", "checkpoint_interval", "eval", "torch_threads", "vec_env", "pretrain")
 WIN_WINDOW = 1000  #: finished training episodes in the rolling win rate

@@ -83,18 +83,22 @@ def _shown_and_later(observation: jax.Array, values: jax.Array, players: int) ->
     return jnp.where(in_round, round_best, war_best), jnp.where(in_round, round_later, war_later)
 
 
+def _hand_basics(observation: jax.Array, mask: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
+    """Each kind's value, its sort key, the lowest legal kind, and the decision type (LEAD..WAR_UP)."""
+    values = _kind_values(observation)
+    order = _sorted_key(values)
+    return values, order, jnp.argmin(jnp.where(mask, order, jnp.inf)), jnp.argmax(observation[0:4])
+
+
 def make_cheapest(game: Game) -> Callable[[jax.Array, jax.Array, jax.Array], jax.Array]:
     """``act(observation, mask, key)`` of ``cheapest``: the lowest card beating every card shown, else the lowest."""
     players = game.num_players
 
     def act(observation: jax.Array, mask: jax.Array, key: jax.Array) -> jax.Array:
-        values = _kind_values(observation)
-        order = _sorted_key(values)
-        lowest = jnp.argmin(jnp.where(mask, order, jnp.inf))
+        values, order, lowest, decision = _hand_basics(observation, mask)
         best, _ = _shown_and_later(observation, values, players)
         beating = mask & (values > best)
         cheapest_winner = jnp.argmin(jnp.where(beating, order, jnp.inf))
-        decision = jnp.argmax(observation[0:4])
         contest = ((decision == FOLLOW) | (decision == WAR_UP)) & jnp.any(beating)
         return jnp.where(contest, cheapest_winner, lowest).astype(jnp.int32)
 
@@ -125,10 +129,7 @@ def make_counter(game: Game) -> Callable[[jax.Array, jax.Array, jax.Array], jax.
     players = game.num_players
 
     def act(observation: jax.Array, mask: jax.Array, key: jax.Array) -> jax.Array:
-        values = _kind_values(observation)
-        order = _sorted_key(values)
-        lowest = jnp.argmin(jnp.where(mask, order, jnp.inf))
-        decision = jnp.argmax(observation[0:4])
+        values, order, lowest, decision = _hand_basics(observation, mask)
         best, later = _shown_and_later(observation, values, players)
         beating = mask & (values > best)
         cheapest_winner = jnp.where(jnp.any(beating), jnp.argmin(jnp.where(beating, order, jnp.inf)), lowest)
