@@ -23,7 +23,7 @@ from card_envs.core.engine import GameState
 from card_envs.revolution import rules as revolution_rules
 
 #: a card code standing alone in text: 2..10, J, Q, K, A then a suit letter, or a joker
-CARD_IN_TEXT = re.compile(r"(?<![A-Za-z0-9_])(?:10|[2-9AJQK])[CDHS](?![A-Za-z0-9_])|(?<![A-Za-z0-9_])X[12](?![0-9])")
+CARD_IN_TEXT = re.compile(r"(?<![A-Za-z0-9_])(?:(?:10|[2-9AJQK])[CDHS]|X[12])(?![A-Za-z0-9_])")
 
 #: small configs so that a whole game takes seconds in a browser
 QUICK_CONFIGS: dict[str, dict[str, Any]] = {
@@ -107,7 +107,8 @@ def texts_of(payload: Any) -> Iterable[str]:
         yield payload
     elif isinstance(payload, dict):
         for key, value in payload.items():
-            if key != "c":  # card codes are checked with their owner by check_payload
+            if key not in ("c", "table"):  # card codes are checked with their owner by check_payload; "table" is
+                # the table's random id (token_urlsafe), not text: it can spell a code such as "-X1-" by chance
                 yield from texts_of(value)
     elif isinstance(payload, list):
         for value in payload:
