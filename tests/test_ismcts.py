@@ -275,9 +275,6 @@ def test_revolution_samples_consistent_deals_uniformly():
     assert chisquare([counts[d] for d in sorted(deals, key=str)]).pvalue > 1e-4
 
 
-@pytest.mark.xfail(strict=True, reason="card_envs/revolution/rules.py known_holding_limits ignores R5's variant: "
-                   "under forced_lead_restricted a forced lead of an unrestricted card proves D holds no "
-                   "restricted-legal card (reported; remove this marker once samples keep it)")
 def test_revolution_samples_keep_the_forced_lead_inference():  # R5 with forced_lead_restricted
     from card_envs.revolution.rules import FORCED, PASS, RANK_OF, SUIT_OF
 
@@ -308,6 +305,64 @@ def test_revolution_samples_keep_the_forced_lead_inference():  # R5 with forced_
         if checked >= 200:
             break
     assert checked >= 200
+
+
+def _forced_unrestricted_leads(config: dict, seeds: range, pass_whenever_allowed: bool = True):
+    """Positions after a forced lead (R5) of a card that is not restricted-legal (R3), played to the end of
+    the hand: yields (state, D, the restricted-legal mask of that trick, D held one of those cards then)."""
+    from card_envs.revolution.rules import FORCED, PASS, RANK_OF, RESTRICTED
+
+    game = card_envs.make_game("revolution_v0", num_hands=1, **config)
+    rng = np.random.default_rng(1)
+    for seed in seeds:
+        state = game.new_state(np.random.default_rng(seed))
+        facts = []
+        while not state.is_over:
+            legal = state.legal_actions()
+            if state.phase == FORCED and state.trick_number > 1:
+                mask = RESTRICTED[state.prev_led_suit][RANK_OF[state.prev_winning_card]]
+                unrestricted = [a for a in legal if not mask >> a & 1]
+                if unrestricted:
+                    seat = state.current_player
+                    facts.append((seat, mask, any(mask >> c & 1 for c in state.holding(seat))))
+                    state.apply(unrestricted[int(rng.integers(len(unrestricted)))])
+                    yield state, facts
+                    continue
+            state.apply(PASS if pass_whenever_allowed and PASS in legal else legal[int(rng.integers(len(legal)))])
+            if facts:
+                yield state, facts
+
+
+def test_revolution_samples_keep_earlier_forced_leads_with_full_recall():  # R5 variant, section 7 (full_recall)
+    rng = np.random.default_rng(4)
+    checked = later = 0
+    for state, facts in _forced_unrestricted_leads({"forced_lead_restricted": True, "full_recall": True}, range(60)):
+        if state.is_over:
+            continue
+        decision = Decision.of(state)
+        for seat, mask, held in facts:
+            assert not held  # the premise, in the true state: the variant forced a restricted lead when it could
+            if seat != decision.player:
+                sample = decision.sample_state(rng)
+                assert not [c for c in sample.holding(seat) if mask >> c & 1]
+                checked += 1
+                later += state.trick_number > 2
+    assert checked >= 300 and later >= 100  # tricks after the forced lead's own trick were checked too
+
+
+def test_revolution_samples_do_not_infer_a_forced_lead_without_the_variant():  # R5 default: any card
+    rng = np.random.default_rng(5)
+    cases = hits = 0
+    for state, facts in _forced_unrestricted_leads({}, range(200)):
+        seat, mask, _held = facts[-1]
+        if state.is_over or Decision.of(state).player == seat or not any(mask >> c & 1 for c in state.holding(seat)):
+            continue  # D still holds a restricted-legal card in the true state: a sound sampler can deal one
+        decision = Decision.of(state)
+        cases += 1
+        hits += any(any(mask >> c & 1 for c in decision.sample_state(rng).holding(seat)) for _ in range(20))
+        if cases == 40:
+            break
+    assert cases == 40 and hits >= 30  # D may still hold restricted-legal cards: samples keep that possible
 
 
 # -- Bloodlines: the opponent's hand is a uniform draw from its unseen set; own pile order is uniform --

@@ -982,6 +982,33 @@ def test_hidden_deals_are_uniform_over_every_split_the_constraints_allow():  # s
     assert chisquare([counts[s] for s in splits]).pvalue > 1e-4
 
 
+def test_hidden_deals_are_uniform_under_card_level_limits():  # section 7.3 with R5's variant (forced-lead limits)
+    import itertools
+    from collections import Counter
+
+    from scipy.stats import chisquare
+
+    from card_envs.revolution.rules import SUIT_BITS, deal_within_limits
+
+    pool = [0, 1, 9, 13, 20, 25, 39, 40]  # clubs 2 3 J, diamonds 2 9 A, spades 2 3
+    low = sum(1 << c for c in pool if c % 13 <= 7)  # ranks 2..9
+    limits = [(1 << 52) - 1 & ~(low & ~SUIT_BITS[3]), SUIT_BITS[1] | SUIT_BITS[3], (1 << 52) - 1]
+    sizes = [2, 2, 2]  # no low club or diamond; diamonds or spades only; free; the pile gets 2
+    splits = set()
+    for a in itertools.combinations(pool, 2):
+        for b in itertools.combinations([c for c in pool if c not in a], 2):
+            for c in itertools.combinations([x for x in pool if x not in a + b], 2):
+                if all(limits[0] >> x & 1 for x in a) and all(limits[1] >> x & 1 for x in b):
+                    splits.add((frozenset(a), frozenset(b), frozenset(c)))
+    rng = np.random.default_rng(0)
+    counts = Counter()
+    for _ in range(40 * len(splits)):
+        parts = deal_within_limits(pool, sizes, limits, rng)
+        counts[tuple(frozenset(p) for p in parts[:3])] += 1
+    assert set(counts) == splits
+    assert chisquare([counts[s] for s in splits]).pvalue > 1e-4
+
+
 def test_sampled_positions_keep_the_voids_walls_and_ace_the_view_proves():  # section 7.3, R2, R7(c)
     state = deal_b()
     play(state, ["2S", "3D", "AD", "KD", "5C", "9C", "AS"])  # P2's AS: a case-(c) card, P2 holds only spades

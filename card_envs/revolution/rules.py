@@ -609,7 +609,7 @@ class RevolutionState(GameState):
         ]
         pool = [c for s in opponents for c in cards_of(self.holdings[s])]
         pool += [self.hand_log[i][j] for i, j in pile_slots]
-        holdings, pile = deal_hidden(view, pool, rng)
+        holdings, pile = deal_hidden(view, pool, rng, self.game.config.forced_lead_restricted)
         for seat in opponents:
             twin.holdings[seat] = holdings[seat]
         for (i, j), card in zip(pile_slots, pile, strict=True):
@@ -751,23 +751,56 @@ def known_ace_holder(view: RevolutionView) -> int:
     return holder if holder != view.player and ACE_OF_SPADES not in played else NO_PLAYER
 
 
-def deal_hidden(view: RevolutionView, pool: list[int], rng: np.random.Generator) -> tuple[list[int], list[int]]:
+def forced_lead_limits(view: RevolutionView) -> dict[int, int]:
+    """Under ``forced_lead_restricted`` (R5's variant): what the visible forced leads prove, as bit masks.
+
+    ``D`` must lead a restricted-legal card at its designated decision (R3), and under the variant also
+    at its forced lead when it holds one (R5). So a trick led by its ``D`` with a card that is not
+    restricted-legal (for that trick's ``PL`` and ``PW``) was a forced lead, and ``D`` held no
+    restricted-legal card then, nor since. Visible: the current trick, and with ``full_recall`` every
+    completed trick of the hand (the one before a trick gives its ``PL`` and ``PW``). Only the search
+    samplers use this; the ``void_inferences`` observation keeps to :func:`possible_holdings`."""
+    limits: dict[int, int] = {}
+    if view.trick_number > 1 and view.trick_leader >= 0:
+        _narrow_forced(limits, view.player, view.designated, view.trick_leader, view.trick[view.trick_leader],
+                       view.prev_led_suit, view.prev_winning_card)
+    for before, record in zip(view.recall, view.recall[1:], strict=False):  # TRICK_RECORD layout
+        _narrow_forced(limits, view.player, record[8], record[0], record[1 + record[0]],
+                       SUIT_OF[before[1 + before[0]]], before[1 + before[5]])
+    return limits
+
+
+def _narrow_forced(limits: dict[int, int], viewer: int, designated: int, leader: int, lead: int,
+                   prev_led_suit: int, prev_winning_card: int) -> None:
+    """Narrow ``limits`` by one trick's lead (see :func:`forced_lead_limits`)."""
+    if leader != designated or leader == viewer:
+        return
+    restricted = RESTRICTED[prev_led_suit][RANK_OF[prev_winning_card]]
+    if not restricted >> lead & 1:
+        limits[leader] = limits.get(leader, _FULL) & ~restricted
+
+
+def deal_hidden(view: RevolutionView, pool: list[int], rng: np.random.Generator,
+                forced_lead_restricted: bool = False) -> tuple[list[int], list[int]]:
     """Deal the cards ``pool`` (everything ``view`` does not show) consistently with ``view``, uniformly
     at random among all such deals.
 
     Returns the four holdings as bit masks (the viewer's own holding as it is) and the rest of the
     pool (the hidden trick pile, in random order). Every other seat gets its holding size, within
-    :func:`known_holding_limits`, with ``AS`` where :func:`known_ace_holder` says.
+    :func:`known_holding_limits` (and :func:`forced_lead_limits` when the game has
+    ``forced_lead_restricted``), with ``AS`` where :func:`known_ace_holder` says.
     """
     opponents = [s for s in range(NUM_PLAYERS) if s != view.player]
     sizes = [view.hand_sizes[s] for s in opponents]
     limits = known_holding_limits(view)
-    suits_allowed = [sum(1 << suit for suit in range(4) if limits.get(s, _FULL) & SUIT_BITS[suit]) for s in opponents]
+    if forced_lead_restricted:
+        for seat, mask in forced_lead_limits(view).items():
+            limits[seat] = limits.get(seat, _FULL) & mask
     ace_holder = known_ace_holder(view)
     if ace_holder >= 0:
         pool = [c for c in pool if c != ACE_OF_SPADES]
         sizes[opponents.index(ace_holder)] -= 1
-    parts = deal_by_suit(pool, sizes, suits_allowed, rng)
+    parts = deal_within_limits(pool, sizes, [limits.get(s, _FULL) for s in opponents], rng)
     holdings = [0, 0, 0, 0]
     for seat, cards in zip(opponents, parts, strict=False):
         holdings[seat] = bits_of(cards)
@@ -779,33 +812,47 @@ def deal_hidden(view: RevolutionView, pool: list[int], rng: np.random.Generator)
 
 def deal_by_suit(pool: Sequence[int], sizes: Sequence[int], suits_allowed: Sequence[int],
                  rng: np.random.Generator) -> list[list[int]]:
-    """Split ``pool`` uniformly at random among all splits into parts of the given ``sizes``, part ``i``
-    holding only suits in the bit mask ``suits_allowed[i]``, plus one last unconstrained part (the rest).
+    """:func:`deal_within_limits` with part ``i`` holding only suits in the bit mask ``suits_allowed[i]``."""
+    limits = [sum(SUIT_BITS[suit] for suit in range(4) if allowed >> suit & 1) for allowed in suits_allowed]
+    return deal_within_limits(pool, sizes, limits, rng)
 
-    Exact: unconstrained parts are exchangeable, so they are merged into one *free* part and split
-    uniformly at the end. For the constrained parts, the number of splits is counted suit by suit
-    (how many cards of each suit each part gets, weighted by the ways to choose them), the per-suit
-    counts are drawn in proportion, and each suit's cards are shuffled into those counts. Raises
-    :class:`StateError` when no split exists.
+
+def deal_within_limits(pool: Sequence[int], sizes: Sequence[int], limits: Sequence[int],
+                       rng: np.random.Generator) -> list[list[int]]:
+    """Split ``pool`` uniformly at random among all splits into parts of the given ``sizes``, part ``i``
+    holding only cards in the bit mask ``limits[i]``, plus one last unconstrained part (the rest).
+
+    Exact: cards that the same parts may hold are exchangeable, so the pool falls into a few *classes*
+    (at most ``2 ** parts``: a whole suit for a void or a wall, the low or high cards of a suit for a
+    forced lead). Unconstrained parts are merged into one *free* part and split uniformly at the end.
+    For the constrained parts, the number of splits is counted class by class (how many cards of each
+    class each part gets, weighted by the ways to choose them), the per-class counts are drawn in
+    proportion, and each class's cards are shuffled into those counts. Raises :class:`StateError` when
+    no split exists.
     """
-    every_suit = 0b1111
-    bound = [i for i in range(len(sizes)) if suits_allowed[i] & every_suit != every_suit]
+    pool_bits = bits_of(pool)
+    bound = [i for i in range(len(sizes)) if pool_bits & ~limits[i]]
+    members: dict[int, list[int]] = {}
+    for card in pool:
+        members.setdefault(sum(1 << j for j, i in enumerate(bound) if limits[i] >> card & 1), []).append(card)
+    signatures = sorted(members)
+    by_class = [members[signature] for signature in signatures]
     rest = len(pool) - sum(sizes)
     if rest < 0:
         raise StateError("no deal of the hidden cards is consistent with the view: too few cards")
-    by_suit = [[c for c in pool if SUIT_OF[c] == suit] for suit in range(4)]
-    counts = tuple(len(cards) for cards in by_suit)
+    counts = tuple(len(cards) for cards in by_class)
     caps = tuple(sizes[i] for i in bound)
-    masks = tuple(suits_allowed[i] for i in bound)
+    masks = tuple(sum(1 << k for k, signature in enumerate(signatures) if signature >> j & 1)
+                  for j in range(len(bound)))
     if not _ways(0, caps, counts, masks):
         raise StateError("no deal of the hidden cards is consistent with the view")
     bound_parts: list[list[int]] = [[] for _ in bound]
     free: list[int] = []
-    for suit in range(4):
-        splits = [(weight * _ways(suit + 1, tuple(c - n for c, n in zip(caps, split, strict=True)), counts, masks),
-                   split) for weight, split in _suit_splits(suit, caps, counts, masks)]
+    for k, cards in enumerate(by_class):
+        splits = [(weight * _ways(k + 1, tuple(c - n for c, n in zip(caps, split, strict=True)), counts, masks),
+                   split) for weight, split in _class_splits(k, caps, counts, masks)]
         split = _weighted_choice(splits, rng)
-        cards = [by_suit[suit][i] for i in rng.permutation(counts[suit])]
+        cards = [cards[i] for i in rng.permutation(counts[k])]
         start = 0
         for part, n in enumerate(split):
             bound_parts[part].extend(cards[start:start + n])
@@ -838,34 +885,34 @@ def _weighted_choice(options: list[tuple[int, Any]], rng: np.random.Generator) -
     return chosen
 
 
-def _suit_splits(suit: int, caps: tuple[int, ...], counts: tuple[int, ...], masks: tuple[int, ...]):
-    """Every way ``(weight, split)`` to give ``split[i]`` cards of ``suit`` to part ``i`` (the rest to the
-    last part, within its room); ``weight`` = the ways to choose which cards."""
-    n = counts[suit]
-    room = sum(counts[suit:]) - sum(caps)  # the last part's room for suits ``suit`` onwards
+def _class_splits(k: int, caps: tuple[int, ...], counts: tuple[int, ...], masks: tuple[int, ...]):
+    """Every way ``(weight, split)`` to give ``split[i]`` cards of class ``k`` to part ``i`` (the rest to
+    the last part, within its room); ``weight`` = the ways to choose which cards."""
+    n = counts[k]
+    room = sum(counts[k:]) - sum(caps)  # the last part's room for classes ``k`` onwards
     splits = [((), n)]
     for cap, mask in zip(caps, masks, strict=True):
-        top = min(cap, n) if mask >> suit & 1 else 0
-        splits = [(split + (k,), left - k) for split, left in splits for k in range(min(top, left) + 1)]
+        top = min(cap, n) if mask >> k & 1 else 0
+        splits = [(split + (m,), left - m) for split, left in splits for m in range(min(top, left) + 1)]
     result = []
-    for split, rest in splits:
-        if rest > room:
+    for split, left_over in splits:
+        if left_over > room:
             continue
         weight, left = 1, n
-        for k in split:
-            weight *= comb(left, k)
-            left -= k
+        for m in split:
+            weight *= comb(left, m)
+            left -= m
         result.append((weight, split))
     return result
 
 
 @lru_cache(maxsize=1 << 16)
-def _ways(suit: int, caps: tuple[int, ...], counts: tuple[int, ...], masks: tuple[int, ...]) -> int:
-    """The number of ways to deal suits ``suit`` .. S into parts with ``caps`` left (and the last part)."""
-    if suit == 4:
+def _ways(k: int, caps: tuple[int, ...], counts: tuple[int, ...], masks: tuple[int, ...]) -> int:
+    """The number of ways to deal classes ``k`` .. K-1 into parts with ``caps`` left (and the last part)."""
+    if k == len(counts):
         return 0 if any(caps) else 1
-    return sum(weight * _ways(suit + 1, tuple(c - k for c, k in zip(caps, split, strict=True)), counts, masks)
-               for weight, split in _suit_splits(suit, caps, counts, masks))
+    return sum(weight * _ways(k + 1, tuple(c - m for c, m in zip(caps, split, strict=True)), counts, masks)
+               for weight, split in _class_splits(k, caps, counts, masks))
 
 
 class Revolution(Game):
@@ -972,7 +1019,7 @@ class Revolution(Game):
         for record in view.recall:
             seen.update(record[1:5])
         pool = [c for c in range(NUM_CARDS) if c not in seen]
-        holdings, pile = deal_hidden(view, pool, rng)
+        holdings, pile = deal_hidden(view, pool, rng, self.config.forced_lead_restricted)
         state = RevolutionState.__new__(RevolutionState)
         state.game = self
         state._reseed_from(rng)
