@@ -10,10 +10,10 @@ import pytest
 import card_envs
 from agents.base import Decision, RandomAgent
 from agents.registry import make_agent
-from train.jax_players import PORTS, make_port, ported
+from train.jax_players import PORT_OPTIONS, PORTS, make_port, ported
 
 #: (game, options, spec): every port, under the options it is meant for
-CASES = [(game, {}, spec) for game in sorted(PORTS) for spec in ported(game)] + \
+CASES = [(game, PORT_OPTIONS.get(game, {}), spec) for game in sorted(PORTS) for spec in ported(game)] + \
     [("battlecards_v0", {"num_players": n}, spec) for n in (3, 6) for spec in ported("battlecards_v0")]
 POSITIONS = 3000
 
@@ -61,3 +61,10 @@ def test_an_unported_player_is_refused_by_name():
 
     with pytest.raises(ConfigError, match="heuristic:endgame has no JAX port.*ported: random, heuristic:cheapest"):
         make_port(card_envs.make_game("revolutionary_war_v0"), "heuristic:endgame")
+
+
+def test_the_counting_port_needs_the_observation_of_void_inferences():
+    from card_envs.core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="needs the options full_recall=True and void_inferences=True"):
+        make_port(card_envs.make_game("revolution_v0", full_recall=True), "heuristic:counting")

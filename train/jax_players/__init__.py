@@ -39,7 +39,10 @@ PORTS: dict[str, dict[str, str]] = {
     "battlecards_v0": {"heuristic:cheapest": "train.jax_players.battlecards:make_cheapest",
                        "heuristic:counter": "train.jax_players.battlecards:make_counter"},
     "bloodlines_v0": {"heuristic:defender": "train.jax_players.bloodlines:make_defender"},
+    "revolution_v0": {"heuristic:counting": "train.jax_players.revolution:make_counting"},
 }
+#: game options a port needs (``make_port`` refuses a game without them): the observation it reads
+PORT_OPTIONS: dict[str, dict[str, Any]] = {"revolution_v0": {"full_recall": True, "void_inferences": True}}
 
 
 def ported(game_name: str) -> list[str]:
@@ -57,4 +60,4 @@ def make_port(game: Game, spec: str) -> Callable[[Any, Any, Any], Any]:
     return getattr(importlib.import_module(module), function)(game)
 
 
-__all__ = ["PORTS", "make_port", "ported"]
+__all__ = ["PORTS", "PORT_OPTIONS", "make_port", "ported"]
