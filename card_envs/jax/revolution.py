@@ -74,14 +74,23 @@ field                     shape     meaning (the Python field of the same name, 
 ``_deal_seed``            (2,)      uint32: the seed of the later hands' deals (hidden)
 ========================  ========  ===================================================================
 
-Speed (measured on the vmapped random-play loop with auto-reset, CPU, with a per-op trace of the compiled
-loop): values read by many others are best produced by reductions and gathers (``jnp.argmax``, ``x[i]``),
-which XLA computes once; long chains of ``jnp.where`` on them get fused, and so recomputed, into every
-consumer. The observation (541 floats, most of the bytes a step writes) is the largest cost: XLA on CPU
-copies a concatenation of many small pieces slowly, so its 0/1 entries are first set as bits of 17 words
-(:func:`_packed`, each entry at its own index) and then spread into floats in one pass with the ratio entries
-(:func:`_spread`: one concatenation of a few wide pieces). A per-row threefry in the step cost as much as the
-rules; the later deals come from a hash of the init seed instead.
+Batch last (``batch_last = True``): every function of the step works on one state or on a batch whose arrays
+carry the batch axis *last* (a scalar field ``(n,)``, the holdings ``(4, 4, n)``, the observation ``(541, n)``):
+``env.step_batch_last(states, actions)`` runs the whole batch at once, each entry a contiguous row of ``n``
+games that XLA vectorises (``vmap(step)`` compiles rows of 4, 13 or 541 entries to short scalar loops). Hence
+no gathers along the leading axes: a seat's row is a chain of selections (:func:`_pick`), the observer's
+relative seats two fixed rotations (:func:`_relative`), the ratio entries ``ExactRatios.rows``.
+
+Speed (CPU, measured per part of the compiled batch-last loop, with per-op traces): XLA fuses an elementwise
+value into each of its consumers and computes it again for every entry of a larger output, so values that
+feed many entries are produced by reductions, which XLA computes once: the legal cards as suit words
+(:func:`_chosen`, before they are spread into 52 mask entries), the card played and the cards dealt as suit
+words, the new-hand flag (:func:`_once`, before the 16 words of the holdings). The observation (541 floats,
+most of the bytes a step writes) is the largest part: its 0/1 entries are first set as bits of 17 words
+(:func:`_packed`, each entry at its own index), then spread into floats in one elementwise pass that writes
+every entry once, the ratio entries written over their places (:func:`_spread`). A per-row Threefry in the step
+cost as much as the rules; the later deals come from a hash of the init seed instead. The next hand is dealt
+after the step's rules, so a new hand takes the deal completed before the step (never changed by it).
 """
 
 from __future__ import annotations
@@ -227,12 +236,12 @@ class Env(CardEnv):
 
     def _step(self, state: State, action: Array, key: Array | None) -> State:
         del key  # the next hand's cards come from the seed drawn at init
-        state = _deal_next_cards(state, _deal_words(state._deal_seed, state._step_count))
         state = self._decide(state, jnp.asarray(action, jnp.int32))
         trick_done = state._cards_in_trick == NUM_PLAYERS
         state, rewards = self._end_trick(state, trick_done)
         hand_done = trick_done & (jnp.max(state._tricks_won, axis=0) == TRICKS_TO_WIN_HAND)  # only T's count grew
         state, series_done = self._end_hand(state, hand_done)
+        state = _deal_next_cards(state, _deal_words(state._deal_seed, state._step_count))
         state, rewards = self._finish(state, series_done, rewards)
         return state.replace(rewards=rewards)
 
@@ -256,13 +265,14 @@ class Env(CardEnv):
         beats = following & (suit == counting_suit) & (card > state._best_card)
         takes = leads | fixes | beats
         is_player = _seats(player) == player
+        # the card as suit words (none for a pass), computed once for the 16 words of the holdings
+        card_words = _once(jnp.where((_seats(suit) == suit) & plays, 1 << rank, 0))
         right = (player + 3) & 3  # R4: the offer moves to the right
         pass_phase = jnp.where(right == state._designated, FORCED, OFFERED)  # R5
         fields = dict(
             current_player=jnp.where(is_pass, right, (player + 1) & 3),
             _phase=jnp.where(is_pass, pass_phase, FOLLOW),
-            _holdings=state._holdings ^ jnp.where(is_player[:, None] & (_seats(suit) == suit)[None] & plays,
-                                                  1 << rank, 0),
+            _holdings=state._holdings ^ jnp.where(is_player[:, None], card_words[None], 0),
             _trick=jnp.where(is_player & plays, card, state._trick),
             _cards_in_trick=state._cards_in_trick + plays,
             _trick_leader=jnp.where(leads, player, state._trick_leader),
@@ -329,8 +339,11 @@ class Env(CardEnv):
         extra_hands = state._hand_number - config.num_hands
         series_done = done & (extra_hands >= 0) & (unique_top | (extra_hands >= config.max_extra_hands))
         new_hand = _once(done & ~series_done)
-        start = _hand_start(state._next_holdings)
-        fields = {name: jnp.where(new_hand, value, getattr(state, name)) for name, value in start.items()}
+        start = _hand_start(state._next_holdings)  # complete: a hand lasts >= 16 steps, a deal 13
+        unused = {"_passes_this_hand", "_played"} if not config.full_recall else set()
+        unused |= {"_limits"} if not config.void_inferences else set()  # never changed: no reset
+        fields = {name: jnp.where(new_hand, value, getattr(state, name)) for name, value in start.items()
+                  if name not in unused}
         state = state.replace(
             _scores=scores,
             _hand_number=state._hand_number + new_hand,
@@ -670,9 +683,12 @@ def _deal_next_cards(state: State, words: Array) -> State:
         need = need - ((_seats(seat) == seat) & dealing)
         dealt = dealt + dealing
         seats.append(seat)
-    gets = (_seats(dealt)[:, None] == _once(jnp.stack(seats))[None]) & dealing  # [seat, suit]
-    held = state._next_holdings | jnp.where(gets, 1 << (state._next_dealt // NUM_PLAYERS), 0)
-    return state.replace(_next_need=state._next_need - jnp.sum(gets, axis=1), _next_holdings=held, _next_dealt=dealt)
+    # the receiving seat by suit and the rank's bit (none once the deal is complete), computed once
+    *seats, rank_bit = _once(jnp.stack([*seats, jnp.where(dealing, 1 << (state._next_dealt // NUM_PLAYERS), 0)]))
+    gets = _seats(dealt)[:, None] == jnp.stack(seats)[None]  # [seat, suit]
+    held = state._next_holdings | jnp.where(gets, rank_bit, 0)
+    return state.replace(_next_need=state._next_need - jnp.sum(gets & dealing, axis=1), _next_holdings=held,
+                         _next_dealt=dealt)
 
 
 def _hand_start(holdings: Array) -> dict[str, Array]:
