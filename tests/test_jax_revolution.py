@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from card_envs.core.errors import ConfigError
 from card_envs.jax import make
 from card_envs.jax import revolution as jax_revolution
-from card_envs.jax.core import OVER_PLAYER
+from card_envs.jax.core import OVER_PLAYER, batch_first, random_legal_actions, reset_finished
 from card_envs.revolution.rules import CARD_CODES, NUM_CARDS, PASS, Revolution
 from tests import jax_support
 from tests.test_revolution_rules import (
@@ -372,3 +372,54 @@ def test_stacked_deck_is_dealt_as_section_3_4(deck, seed):  # A2, A3: deck index
     assert [seats[card] for card in deck] == [(dealer + 1 + i) % 4 for i in range(NUM_CARDS)]
     # the observations do not depend on how the dealer was chosen: compare with that dealer's Python deal
     assert_same(engine, state, start([CARD_CODES[c] for c in deck], first_dealer=dealer))
+
+
+# -- the batch-last step ---------------------------------------------------------------------------------------------
+
+#: every option off its default at once, a short series so that tie-break hands and the step limit come soon
+EVERY_OPTION = {"num_hands": 2, "max_extra_hands": 1, "first_dealer": "random", "allow_yield_first_trick": True,
+                "forced_lead_restricted": True, "full_recall": True, "void_inferences": True, "trick_reward": 0.1,
+                "reward_mode": "margin", "max_steps": 90}
+
+
+@pytest.mark.parametrize("options", [{}, EVERY_OPTION], ids=["default", "every-option"])
+def test_step_batch_last_is_the_vmapped_step_through_every_kind_of_end(options):  # R13, R15-R19, R23
+    """``step_batch_last`` (one pass over the batch, batch axis last) leaves the same states as ``vmap(step)`` at
+    every step of random play, past new hands, tie-break hands, series ends, the step limit, illegal actions and
+    steps after the end; finished games are re-dealt every 16 steps (``reset_finished``, both layouts)."""
+    engine = compiled(**options)
+    env, batch, config = engine.env, 16, engine.env.config
+    reset = jax.jit(reset_finished, static_argnums=(0, 3, 4, 5))
+    same = jax.jit(lambda a, b: jnp.stack(jax.tree.leaves(jax.tree.map(jnp.array_equal, a, batch_first(b)))))
+    first = engine.batch_init(engine.keys(7, batch))
+    last = jax.jit(env.init_batch_last)(engine.keys(7, batch))
+    key = jax.random.PRNGKey(8)
+    seen = {"new hand": False, "tie-break hand": False, "terminated": False, "truncated": False, "illegal": False,
+            "after the end": False}
+    for step in range(2_000):
+        key, pick, deal = jax.random.split(key, 3)
+        actions = np.array(random_legal_actions(pick, first.legal_action_mask))
+        over = np.asarray(first.terminated | first.truncated)
+        if step % 50 == 49:  # an illegal action in one running game: the episode ends with the penalty
+            row = int(np.argmin(over))
+            illegal = np.flatnonzero(~np.asarray(first.legal_action_mask[row]))
+            if not over[row] and len(illegal):
+                actions[row] = illegal[0]
+                seen["illegal"] = True
+        seen["after the end"] |= bool(over.any())
+        hands = np.asarray(first._hand_number)
+        first = engine.batch_step(first, jnp.asarray(actions), None)
+        last = engine.batch_step_last(last, jnp.asarray(actions), None)
+        assert np.asarray(same(first, last)).all(), f"step {step}"
+        seen["new hand"] |= bool((np.asarray(first._hand_number) > hands).any())
+        seen["tie-break hand"] |= bool((np.asarray(first._hand_number) > config.num_hands).any())
+        seen["terminated"] |= bool(np.asarray(first.terminated).any())
+        seen["truncated"] |= bool(np.asarray(first.truncated).any())
+        if step % 16 == 15:
+            first = reset(env, first, deal, None, False, 0)
+            last = reset(env, last, deal, None, False, -1)
+            assert np.asarray(same(first, last)).all(), f"reset after step {step}"
+        expected = [what for what in seen if what != "truncated" or config.max_steps is not None]
+        if all(seen[what] for what in expected):
+            break
+    assert [what for what in expected if not seen[what]] == [], f"{step + 1} steps"

@@ -74,14 +74,23 @@ field                     shape     meaning (the Python field of the same name, 
 ``_deal_seed``            (2,)      uint32: the seed of the later hands' deals (hidden)
 ========================  ========  ===================================================================
 
-Speed (measured on the vmapped random-play loop with auto-reset, CPU, with a per-op trace of the compiled
-loop): values read by many others are best produced by reductions and gathers (``jnp.argmax``, ``x[i]``),
-which XLA computes once; long chains of ``jnp.where`` on them get fused, and so recomputed, into every
-consumer. The observation (541 floats, most of the bytes a step writes) is the largest cost: XLA on CPU
-copies a concatenation of many small pieces slowly, so its 0/1 entries are first set as bits of 17 words
-(:func:`_packed`, each entry at its own index) and then spread into floats in one pass with the ratio entries
-(:func:`_spread`: one concatenation of a few wide pieces). A per-row threefry in the step cost as much as the
-rules; the later deals come from a hash of the init seed instead.
+Batch last (``batch_last = True``): every function of the step works on one state or on a batch whose arrays
+carry the batch axis *last* (a scalar field ``(n,)``, the holdings ``(4, 4, n)``, the observation ``(541, n)``):
+``env.step_batch_last(states, actions)`` runs the whole batch at once, each entry a contiguous row of ``n``
+games that XLA vectorises (``vmap(step)`` compiles rows of 4, 13 or 541 entries to short scalar loops). Hence
+no gathers along the leading axes: a seat's row is a chain of selections (:func:`_pick`), the observer's
+relative seats two fixed rotations (:func:`_relative`), the ratio entries ``ExactRatios.rows``.
+
+Speed (CPU, measured per part of the compiled batch-last loop, with per-op traces): XLA fuses an elementwise
+value into each of its consumers and computes it again for every entry of a larger output, so values that
+feed many entries are produced by reductions, which XLA computes once: the legal cards as suit words
+(:func:`_chosen`, before they are spread into 52 mask entries), the card played and the cards dealt as suit
+words, the new-hand flag (:func:`_once`, before the 16 words of the holdings). The observation (541 floats,
+most of the bytes a step writes) is the largest part: its 0/1 entries are first set as bits of 17 words
+(:func:`_packed`, each entry at its own index), then spread into floats in one elementwise pass that writes
+every entry once, the ratio entries written over their places (:func:`_spread`). A per-row Threefry in the step
+cost as much as the rules; the later deals come from a hash of the init seed instead. The next hand is dealt
+after the step's rules, so a new hand takes the deal completed before the step (never changed by it).
 """
 
 from __future__ import annotations
@@ -95,6 +104,7 @@ from pgx._src.struct import dataclass
 
 from card_envs.core.engine import GameState
 from card_envs.jax.core import FALSE, CardEnv, CardState, ExactRatios, mix32
+from card_envs.jax.core import _column as column
 from card_envs.revolution import encoding
 from card_envs.revolution.rules import (
     ACE_OF_SPADES,
@@ -118,9 +128,6 @@ from card_envs.revolution.rules import (
 
 Array = jax.Array
 
-SEATS = np.arange(NUM_PLAYERS, dtype=np.int32)
-SUITS = np.arange(4, dtype=np.int32)
-RANKS = np.arange(HAND_SIZE, dtype=np.int32)
 CARDS = np.arange(NUM_CARDS, dtype=np.int32)
 FULL_WORD = (1 << HAND_SIZE) - 1  #: every rank of a suit
 SPADES = 3
@@ -182,6 +189,7 @@ class Env(CardEnv):
     #: ``from_state``: from its key)
     chance_fields = ("_next_holdings", "_next_need", "_next_dealt", "_deal_seed")
     step_uses_key = False  # later hands come from the seed drawn at init
+    batch_last = True  # step_batch_last runs the whole batch at once, batch axis last (card_envs.jax.core)
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -191,11 +199,11 @@ class Env(CardEnv):
         most_hands = config.num_hands + config.max_extra_hands
         # the ratio entries, rounded as the Python encoding rounds them: tricks won (4), scores (4), the trick
         # number, the dealer (4 one-hot entries), hands completed, the tie-break flag
-        self._counts = _Ratios([(TRICKS_TO_WIN_HAND, TRICKS_TO_WIN_HAND)] * 4
+        self._counts = ExactRatios([(TRICKS_TO_WIN_HAND, TRICKS_TO_WIN_HAND)] * 4
                                    + [(4 * config.num_hands, TRICKS_TO_WIN_HAND * most_hands)] * 4
                                    + [(HAND_SIZE - 1, HAND_SIZE - 1)] + [(1, 1)] * 4
                                    + [(config.num_hands, most_hands), (1, 1)])
-        self._passes = _Ratios([(HAND_SIZE, HAND_SIZE)] * 4)  # full_recall: passes this hand
+        self._passes = ExactRatios([(HAND_SIZE, HAND_SIZE)] * 4)  # full_recall: passes this hand
 
     # -- Pgx ----------------------------------------------------------------------------------------
 
@@ -228,12 +236,12 @@ class Env(CardEnv):
 
     def _step(self, state: State, action: Array, key: Array | None) -> State:
         del key  # the next hand's cards come from the seed drawn at init
-        state = _deal_next_cards(state, _deal_words(state._deal_seed, state._step_count))
         state = self._decide(state, jnp.asarray(action, jnp.int32))
         trick_done = state._cards_in_trick == NUM_PLAYERS
         state, rewards = self._end_trick(state, trick_done)
-        hand_done = trick_done & (state._tricks_won[state._prev_winner] == TRICKS_TO_WIN_HAND)
+        hand_done = trick_done & (jnp.max(state._tricks_won, axis=0) == TRICKS_TO_WIN_HAND)  # only T's count grew
         state, series_done = self._end_hand(state, hand_done)
+        state = _deal_next_cards(state, _deal_words(state._deal_seed, state._step_count))
         state, rewards = self._finish(state, series_done, rewards)
         return state.replace(rewards=rewards)
 
@@ -256,13 +264,15 @@ class Env(CardEnv):
         counting_suit = jnp.where(no_trump, state._led_suit, state._trump_suit)
         beats = following & (suit == counting_suit) & (card > state._best_card)
         takes = leads | fixes | beats
-        is_player = SEATS == player
+        is_player = _seats(player) == player
+        # the card as suit words (none for a pass), computed once for the 16 words of the holdings
+        card_words = _once(jnp.where((_seats(suit) == suit) & plays, 1 << rank, 0))
         right = (player + 3) & 3  # R4: the offer moves to the right
         pass_phase = jnp.where(right == state._designated, FORCED, OFFERED)  # R5
         fields = dict(
             current_player=jnp.where(is_pass, right, (player + 1) & 3),
             _phase=jnp.where(is_pass, pass_phase, FOLLOW),
-            _holdings=state._holdings ^ jnp.where(is_player[:, None] & (SUITS == suit) & plays, 1 << rank, 0),
+            _holdings=state._holdings ^ jnp.where(is_player[:, None], card_words[None], 0),
             _trick=jnp.where(is_player & plays, card, state._trick),
             _cards_in_trick=state._cards_in_trick + plays,
             _trick_leader=jnp.where(leads, player, state._trick_leader),
@@ -282,12 +292,13 @@ class Env(CardEnv):
         """R11-R13: the trick goes to its best card's player, who is the next designated leader unless
         the hand is over; returns the trick shaping rewards (section 9) too."""
         winner = state._best_seat
-        won = state._tricks_won + (done & (SEATS == winner))
+        is_winner = _seats(winner) == winner
+        won = state._tricks_won + (done & is_winner)
         weight = self.config.trick_reward
-        rewards = jnp.zeros(NUM_PLAYERS, jnp.float32)
+        rewards = jnp.zeros_like(state.rewards)
         if weight:
-            rewards = jnp.where(done, jnp.where(SEATS == winner, weight, -weight / 3), 0.0)
-        next_trick = done & (won[winner] < TRICKS_TO_WIN_HAND)
+            rewards = jnp.where(done, jnp.where(is_winner, weight, -weight / 3), 0.0).astype(jnp.float32)
+        next_trick = done & (_pick(won, winner) < TRICKS_TO_WIN_HAND)
         fields = dict(
             _tricks_won=won,
             _prev_trick=jnp.where(done, state._trick, state._prev_trick),
@@ -324,12 +335,15 @@ class Env(CardEnv):
         dealt during this one."""
         config = self.config
         scores = state._scores + jnp.where(done, state._tricks_won, 0)
-        unique_top = jnp.sum(scores == jnp.max(scores)) == 1
+        unique_top = jnp.sum(scores == jnp.max(scores, axis=0), axis=0) == 1
         extra_hands = state._hand_number - config.num_hands
         series_done = done & (extra_hands >= 0) & (unique_top | (extra_hands >= config.max_extra_hands))
-        new_hand = done & ~series_done
-        start = _hand_start(state._next_holdings)
-        fields = {name: jnp.where(new_hand, value, getattr(state, name)) for name, value in start.items()}
+        new_hand = _once(done & ~series_done)
+        start = _hand_start(state._next_holdings)  # complete: a hand lasts >= 16 steps, a deal 13
+        unused = {"_passes_this_hand", "_played"} if not config.full_recall else set()
+        unused |= {"_limits"} if not config.void_inferences else set()  # never changed: no reset
+        fields = {name: jnp.where(new_hand, value, getattr(state, name)) for name, value in start.items()
+                  if name not in unused}
         state = state.replace(
             _scores=scores,
             _hand_number=state._hand_number + new_hand,
@@ -361,25 +375,27 @@ class Env(CardEnv):
     def _legal_action_mask(self, state: State) -> Array:
         config = self.config
         phase = state._phase
-        holding = state._holdings[jnp.maximum(state.current_player, 0)]
-        not_pl = SUITS != state._prev_led_suit
+        holding = _pick(state._holdings, state.current_player)
+        suits = _seats(phase)
+        not_pl = suits != state._prev_led_suit
         # R3: not of suit PL, rank <= rv(PW)
         rank_cap = (2 << (state._prev_winning_card % HAND_SIZE)) - 1
         restricted = jnp.where(not_pl, holding & rank_cap, 0)
         # R7 / R8
-        same = jnp.where(SUITS == state._led_suit, holding, 0)
+        same = jnp.where(suits == state._led_suit, holding, 0)
         other = jnp.where(not_pl, holding, 0)
         no_trump = state._trump_suit == NO_SUIT
         follow = jnp.where(no_trump & _any(same), same, jnp.where(no_trump & _any(other), other, holding))
         forced = holding  # R5 / A14
         if config.forced_lead_restricted:
             forced = jnp.where((state._trick_number > 1) & _any(restricted), restricted, holding)
-        # by phase: OPENING, DESIGNATED, OFFERED, FORCED, FOLLOW, OVER (any card on an opening or offered lead)
-        by_phase = jnp.stack([holding, restricted, holding, forced, follow, jnp.zeros_like(holding)])
+        # by phase: OPENING, DESIGNATED, OFFERED, FORCED, FOLLOW (any card on an opening or offered lead); none OVER
+        by_phase = [holding, restricted, holding, forced, follow]
         can_pass = (phase == DESIGNATED) | (phase == OFFERED)  # R3, R4
         if config.allow_yield_first_trick:
             can_pass = can_pass | (phase == OPENING)  # A7
-        return jnp.concatenate([_card_bits(by_phase[phase]), can_pass[None]])
+        legal = _chosen(by_phase, phase)  # computed once, not for each of the 52 entries
+        return jnp.concatenate([_card_bits(legal), can_pass[None]])
 
     # -- observation (section 7.4, encoding.py) ---------------------------------------------------------
 
@@ -390,15 +406,15 @@ class Env(CardEnv):
         me = player_id
         config = self.config
         at = self._layout
-        seats = (me + SEATS) & 3  # the absolute seat at relative seat r
 
         def relative(seat: Array) -> Array:
             return jnp.where(seat >= 0, (seat - me) & 3, -1)
 
         over = state._phase == OVER
         has_prev = state._prev_leader >= 0
-        trick, prev_trick = state._trick[seats], state._prev_trick[seats]
-        words = [(at["my holding"] + HAND_SIZE * suit, state._holdings[me][suit]) for suit in range(4)]
+        trick, prev_trick = _relative(state._trick, me), _relative(state._prev_trick, me)
+        holding = _pick(state._holdings, me)
+        words = [(at["my holding"] + HAND_SIZE * suit, holding[suit]) for suit in range(4)]
         hot = [(at["current trick cards by relative seat"] + NUM_CARDS * r, trick[r], NUM_CARDS) for r in range(4)]
         hot += [(at["previous trick cards by relative seat"] + NUM_CARDS * r, prev_trick[r], NUM_CARDS)
                 for r in range(4)]
@@ -416,20 +432,21 @@ class Env(CardEnv):
             (at["previous trick winner"], jnp.where(has_prev, relative(state._prev_winner), -1), 4),
             (at["previous trick trump suit"], jnp.where(has_prev, state._prev_trump_suit, -1), 4),
         ]
-        flags = [(at["passed this lead phase"] + r, (state._passed >> seats[r]) & 1) for r in range(4)]
-        hand_finished = over & (jnp.max(state._tricks_won) >= TRICKS_TO_WIN_HAND)
+        flags = [(at["passed this lead phase"] + r, (state._passed >> ((me + r) & 3)) & 1) for r in range(4)]
+        hand_finished = over & (jnp.max(state._tricks_won, axis=0) >= TRICKS_TO_WIN_HAND)
+        dealer = relative(state._dealer)
         counts = jnp.concatenate([  # the entries from "tricks won this hand" to "tie-break hand"
-            state._tricks_won[seats], state._scores[seats], (state._trick_number - 1)[None],
-            (SEATS == relative(state._dealer)).astype(jnp.int32),
+            _relative(state._tricks_won, me), _relative(state._scores, me), (state._trick_number - 1)[None],
+            (_seats(dealer) == dealer).astype(jnp.int32),
             (state._hand_number - 1 + hand_finished)[None], (state._hand_number > config.num_hands)[None]])
-        runs = [(at["tricks won this hand"], self._counts(counts))]
+        runs = [(at["tricks won this hand"], self._counts.rows(counts))]
         if config.full_recall:
-            played = state._played[seats]
+            played = _relative(state._played, me)
             words += [(at["cards played this hand by relative seat"] + NUM_CARDS * r + HAND_SIZE * suit,
                        played[r, suit]) for r in range(4) for suit in range(4)]
-            runs.append((at["passes this hand"], self._passes(state._passes_this_hand[seats])))
+            runs.append((at["passes this hand"], self._passes.rows(_relative(state._passes_this_hand, me))))
         if config.void_inferences:
-            possible = _possible_holdings(state, me)[seats]
+            possible = _relative(_possible_holdings(state, me), me)
             words += [(at[name] + HAND_SIZE * suit, possible[r, suit]) for r, name in enumerate(INFERENCE_BLOCKS, 1)
                       for suit in range(4)]
         bits = _packed(self.observation_shape[0], words, hot, flags)
@@ -494,28 +511,50 @@ def _next_deal(py_state: GameState, rng: np.random.Generator) -> list[int]:
     return holdings
 
 
-# -- small array helpers (elementwise, so XLA fuses them) ------------------------------------------------------
+# -- small array helpers: one state, or a batch with the batch axis last ---------------------------------------
+#
+# A scalar field is ``()`` for one state and ``(n,)`` for a batch-last batch; a ``(4,)`` field is ``(4,)`` or
+# ``(4, n)``. Indices along the leading axes are static or selections (``jnp.where``), never gathers, so every
+# operation on a batch-last batch is elementwise over a row of ``n`` games.
 
 
-class _Ratios:
-    """Ratio entries ``numerator / denominator`` rounded as the Python encoding rounds them: a product where the
-    denominator is a power of two (exact), :class:`~card_envs.jax.core.ExactRatios`' table for the others
-    (XLA's ``n * (1 / d)`` is one ulp off at times). ``parts``: ``(denominator, largest numerator)`` per entry."""
+def _seats(like: Array) -> Array:
+    """``0 .. 3`` (seats, or suits) along axis 0, broadcasting against the scalar field ``like``."""
+    return column(NUM_PLAYERS, like)
 
-    def __init__(self, parts: list[tuple[int, int]]) -> None:
-        exact = [denominator & (denominator - 1) == 0 for denominator, _ in parts]
-        self.scale = np.array([1 / denominator if e else 0 for (denominator, _), e in zip(parts, exact, strict=True)],
-                              np.float32)
-        self.looked_up = np.flatnonzero(~np.array(exact)).astype(np.int32)
-        self.table = ExactRatios([parts[i] for i in self.looked_up]) if len(self.looked_up) else None
 
-    def __call__(self, numerators: Array) -> Array:
-        ratios = numerators.astype(jnp.float32) * self.scale
-        if self.table is not None:
-            looked_up = self.table(numerators[self.looked_up])
-            for k, entry in enumerate(self.looked_up):
-                ratios = jnp.where(np.arange(len(self.scale)) == entry, looked_up[k], ratios)
-        return ratios
+def _pick(rows: Any, index: Array) -> Array:
+    """``rows[index]`` for a dynamic ``index`` (a scalar field) as a chain of selections (no gather):
+    ``rows`` is an array or a list along its first axis; an index out of range gives ``rows[0]``."""
+    out = rows[0]
+    for k in range(1, len(rows)):
+        out = jnp.where(index == k, rows[k], out)
+    return out
+
+
+def _once(x: Array) -> Array:
+    """``x``, computed once: as a reduction (a sum with zeros), which XLA keeps, where it would fuse an
+    elementwise ``x`` into every consumer and compute it again for each entry of a larger array (e.g. the
+    16 suit words of the holdings)."""
+    return jnp.sum(jnp.stack([x, jnp.zeros_like(x)]), axis=0, dtype=x.dtype)
+
+
+def _chosen(rows: list[Array], index: Array) -> Array:
+    """``rows[index]`` (integer arrays of one shape; zero for an index out of range) as a sum over the rows:
+    XLA computes a reduction once and keeps it, where it would fuse a chain of selections into every
+    consumer and compute it again for each entry (e.g. for each of the 52 card entries of a mask)."""
+    stacked = jnp.stack(rows)
+    return jnp.sum(jnp.where(column(len(rows), index)[(slice(None),) + (None,) * (stacked.ndim - 1 - jnp.ndim(index))]
+                             == index, stacked, 0), axis=0)
+
+
+def _relative(rows: Array, me: Array) -> Array:
+    """``rows`` (by absolute seat, axis 0) by relative seat of ``me``: ``out[r] = rows[(me + r) mod 4]``, two
+    fixed rotations, each kept or not."""
+    for shift in (1, 2):
+        rotated = jnp.concatenate([rows[shift:], rows[:shift]])
+        rows = jnp.where((me & shift) != 0, rotated, rows)
+    return rows
 
 
 #: the observation blocks of ``void_inferences``, by relative seat 1, 2, 3
@@ -530,7 +569,7 @@ def _packed(size: int, words: list[tuple[int, Array]], hot: list[tuple[int, Arra
     ``index ..``; ``hot``: ``(index, value, n)``, a one-hot block of ``n`` entries (none if ``value`` is outside
     ``0 .. n-1``); ``flags``: ``(index, bit)``. Every index is static, so each piece touches only the one to
     three words its entries lie in."""
-    packed = [jnp.uint32(0)] * ((size + 31) // 32)
+    packed = [jnp.zeros(jnp.shape(flags[0][1]), jnp.uint32)] * ((size + 31) // 32)
     for index, word in words:
         word, at, shift = word.astype(jnp.uint32), index // 32, index % 32
         packed[at] = packed[at] | (word << shift)
@@ -548,15 +587,13 @@ def _packed(size: int, words: list[tuple[int, Array]], hot: list[tuple[int, Arra
 
 def _spread(packed: Array, size: int, runs: list[tuple[int, Array]]) -> Array:
     """The observation: every bit of ``packed`` as a float entry, but the ``runs`` ``(index, floats)`` of
-    non-flag entries in their places. One pass over the words and one concatenation of a few wide pieces:
-    XLA on CPU copies many small pieces slowly."""
-    flags = ((packed[:, None] >> jnp.arange(32, dtype=jnp.uint32)) & 1).reshape(-1).astype(jnp.float32)
-    pieces, done = [], 0
-    for index, values in sorted(runs, key=lambda run: run[0]):
-        pieces += [flags[done:index], values]
-        done = index + values.shape[0]
-    pieces.append(flags[done:size])
-    return jnp.concatenate(pieces)
+    non-flag entries (whose bits are clear) written over their places: one elementwise pass writes every
+    entry once, the runs are small in-place updates (a concatenation would copy the whole observation)."""
+    bit = jnp.arange(32, dtype=jnp.uint32).reshape((1, 32) + (1,) * (packed.ndim - 1))
+    flags = ((packed[:, None] >> bit) & 1).reshape((-1, *packed.shape[1:]))[:size].astype(jnp.float32)
+    for index, values in runs:
+        flags = jax.lax.dynamic_update_slice_in_dim(flags, values, index, axis=0)
+    return flags
 
 
 def _or_rows(words: Array) -> Array:
@@ -565,20 +602,21 @@ def _or_rows(words: Array) -> Array:
 
 
 def _any(words: Array) -> Array:
-    """Whether suit words ``(4,)`` hold any card."""
+    """Whether suit words ``(4, ...)`` hold any card."""
     return _or_rows(words) != 0
 
 
 def _card_bits(words: Array) -> Array:
-    """Suit words ``(..., 4)`` as bool card planes ``(..., 52)`` indexed by card index."""
-    bits = (words[..., :, None] >> RANKS) & 1
-    return bits.reshape(*words.shape[:-1], NUM_CARDS).astype(jnp.bool_)
+    """Suit words ``(4, ...)`` as bool card planes ``(52, ...)`` indexed by card index."""
+    ranks = column(HAND_SIZE, words[0])[None]
+    return ((words[:, None] >> ranks) & 1).reshape((NUM_CARDS, *words.shape[1:])).astype(jnp.bool_)
 
 
 def _card_words(cards: Array) -> Array:
-    """Card indices ``(n,)`` (-1: none) as one set of suit words per card, ``(n, 4)``."""
+    """Card indices ``(k, ...)`` (-1: none) as one set of suit words per card, ``(k, 4, ...)``."""
+    suits = _seats(cards[0])[None]
     cards = cards[:, None]
-    return jnp.where((cards >= 0) & (cards // HAND_SIZE == SUITS), 1 << (cards % HAND_SIZE), 0)
+    return jnp.where((cards >= 0) & (cards // HAND_SIZE == suits), 1 << (cards % HAND_SIZE), 0)
 
 
 # -- dealing (section 3) ------------------------------------------------------------------------------------------
@@ -622,7 +660,7 @@ def _deal_words(seed: Array, step_count: Array) -> Array:
     """``DEALT_PER_STEP`` random 32-bit words for the step that makes decision ``step_count``, from the
     episode's 64-bit deal seed: a counter hashed twice ("lowbias32"), the seed's halves mixed in between. The
     same seed never meets the same counter twice in an episode."""
-    counter = step_count.astype(jnp.uint32) * DEALT_PER_STEP + jnp.arange(DEALT_PER_STEP, dtype=jnp.uint32)
+    counter = (step_count * DEALT_PER_STEP + column(DEALT_PER_STEP, step_count)).astype(jnp.uint32)
     return mix32(mix32(seed[0] ^ (counter * jnp.uint32(0x9E3779B9))) ^ seed[1])
 
 
@@ -642,50 +680,56 @@ def _deal_next_cards(state: State, words: Array) -> State:
         second = first + need[1]
         third = second + need[2]
         seat = (draw >= first).astype(jnp.int32) + (draw >= second) + (draw >= third)
-        need = need - ((SEATS == seat) & dealing)
+        need = need - ((_seats(seat) == seat) & dealing)
         dealt = dealt + dealing
         seats.append(seat)
-    rank_bit = jnp.where(dealing, 1 << (state._next_dealt // NUM_PLAYERS), 0)
-    held = state._next_holdings | jnp.where(SEATS[:, None] == jnp.stack(seats)[None, :], rank_bit, 0)
-    return state.replace(_next_need=need, _next_holdings=held, _next_dealt=dealt)
+    # the receiving seat by suit and the rank's bit (none once the deal is complete), computed once
+    *seats, rank_bit = _once(jnp.stack([*seats, jnp.where(dealing, 1 << (state._next_dealt // NUM_PLAYERS), 0)]))
+    gets = _seats(dealt)[:, None] == jnp.stack(seats)[None]  # [seat, suit]
+    held = state._next_holdings | jnp.where(gets, rank_bit, 0)
+    return state.replace(_next_need=state._next_need - jnp.sum(gets & dealing, axis=1), _next_holdings=held,
+                         _next_dealt=dealt)
 
 
 def _hand_start(holdings: Array) -> dict[str, Array]:
-    """R19 / A18: every per-hand field of a freshly dealt hand; the ``AS`` holder has the opening lead (R2);
-    the deal of the hand after it starts."""
+    """R19 / A18: every per-hand field of a freshly dealt hand (``holdings``: ``[seat, suit]`` words, with any
+    batch axes last; every field gets them); the ``AS`` holder has the opening lead (R2); the deal of the hand
+    after it starts."""
+    batch = holdings.shape[2:]
     has_ace = (holdings[:, SPADES] & ACE_BIT) != 0
-    ace_holder = jnp.argmax(has_ace).astype(jnp.int32)
-    none4 = jnp.full(NUM_PLAYERS, NO_CARD, jnp.int32)
-    zeros4 = jnp.zeros(NUM_PLAYERS, jnp.int32)
-    no_cards = jnp.zeros((NUM_PLAYERS, 4), jnp.int32)
+    ace_holder = jnp.argmax(has_ace, axis=0).astype(jnp.int32)
+
+    def full(shape: tuple[int, ...], value: int) -> Array:
+        return jnp.full(shape + batch, value, jnp.int32)
+
     return dict(
         _holdings=holdings,
-        _tricks_won=zeros4,
-        _trick_number=jnp.int32(1),
-        _phase=jnp.int32(OPENING),
+        _tricks_won=full((NUM_PLAYERS,), 0),
+        _trick_number=full((), 1),
+        _phase=full((), OPENING),
         _designated=ace_holder,
         current_player=ace_holder,
         _ace_holder=ace_holder,
-        _passed=jnp.int32(0),
-        _trick_leader=jnp.int32(NO_PLAYER),
-        _trick=none4,
-        _cards_in_trick=jnp.int32(0),
-        _led_suit=jnp.int32(NO_SUIT),
-        _trump_suit=jnp.int32(NO_SUIT),
-        _best_card=jnp.int32(NO_CARD),
-        _best_seat=jnp.int32(NO_PLAYER),
-        _prev_trick=none4,
-        _prev_leader=jnp.int32(NO_PLAYER),
-        _prev_winner=jnp.int32(NO_PLAYER),
-        _prev_led_suit=jnp.int32(NO_SUIT),
-        _prev_trump_suit=jnp.int32(NO_SUIT),
-        _prev_winning_card=jnp.int32(NO_CARD),
-        _passes_this_hand=zeros4,
-        _played=no_cards,
-        _limits=jnp.full((NUM_PLAYERS, 4), FULL_WORD, jnp.int32),
-        _next_holdings=no_cards,
-        _next_need=jnp.full(NUM_PLAYERS, HAND_SIZE, jnp.int32),
-        _next_dealt=jnp.int32(0),
+        _passed=full((), 0),
+        _trick_leader=full((), NO_PLAYER),
+        _trick=full((NUM_PLAYERS,), NO_CARD),
+        _cards_in_trick=full((), 0),
+        _led_suit=full((), NO_SUIT),
+        _trump_suit=full((), NO_SUIT),
+        _best_card=full((), NO_CARD),
+        _best_seat=full((), NO_PLAYER),
+        _prev_trick=full((NUM_PLAYERS,), NO_CARD),
+        _prev_leader=full((), NO_PLAYER),
+        _prev_winner=full((), NO_PLAYER),
+        _prev_led_suit=full((), NO_SUIT),
+        _prev_trump_suit=full((), NO_SUIT),
+        _prev_winning_card=full((), NO_CARD),
+        _passes_this_hand=full((NUM_PLAYERS,), 0),
+        _played=full((NUM_PLAYERS, 4), 0),
+        _limits=full((NUM_PLAYERS, 4), FULL_WORD),
+        _next_holdings=full((NUM_PLAYERS, 4), 0),
+        _next_need=full((NUM_PLAYERS,), HAND_SIZE),
+        _next_dealt=full((), 0),
     )
 
 
@@ -695,9 +739,9 @@ def _hand_start(holdings: Array) -> dict[str, Array]:
 def _terminal_rewards(final: Array, mode: str, hands_started: Array) -> Array:
     """Section 9 (``rules.terminal_rewards``)."""
     if mode == "margin":
-        return (final - jnp.sum(final) / NUM_PLAYERS) / (4 * hands_started)
-    top = final == jnp.max(final)
-    shared = jnp.sum(top)
+        return (final - jnp.sum(final, axis=0) / NUM_PLAYERS) / (4 * hands_started)
+    top = final == jnp.max(final, axis=0)
+    shared = jnp.sum(top, axis=0)
     return jnp.where(top, (4 - shared) / (3 * shared), -1 / 3).astype(jnp.float32)
 
 
@@ -709,14 +753,15 @@ def _narrowed(limits: Array, trick: Array, leader: Array, led: Array, trump: Arr
     fixed_before = leader < 0  # no trick: nothing to learn
     for offset in range(1, NUM_PLAYERS):
         seat = (leader + offset) & 3
-        card = trick[seat]
+        card = _pick(trick, seat)
         suit = card // HAND_SIZE
         off = ~fixed_before & (card >= 0) & (suit != led)
         fixes = suit == trump
-        void = jnp.where(SUITS == led, 0, FULL_WORD)
-        wall = jnp.where(SUITS == suit, FULL_WORD, 0)
+        suits = _seats(suit)
+        void = jnp.where(suits == led, 0, FULL_WORD)
+        wall = jnp.where(suits == suit, FULL_WORD, 0)
         allowed = jnp.where(off, jnp.where(fixes, void, wall), FULL_WORD)
-        limits = limits & jnp.where((SEATS == seat)[:, None], allowed, FULL_WORD)
+        limits = limits & jnp.where((_seats(seat) == seat)[:, None], allowed[None], FULL_WORD)
         fixed_before = fixed_before | (off & fixes)
     return limits
 
@@ -726,12 +771,12 @@ def _possible_holdings(state: State, me: Array) -> Array:
     ``[seat, suit]`` words (the viewer's own row is not meaningful)."""
     trick_words = _or_rows(_card_words(state._trick))
     played = _or_rows(state._played)
-    seen = state._holdings[me] | trick_words | played | _or_rows(_card_words(state._prev_trick))
+    seen = _pick(state._holdings, me) | trick_words | played | _or_rows(_card_words(state._prev_trick))
     unseen = FULL_WORD & ~seen
     limits = _narrowed(state._limits, state._trick, state._trick_leader, state._led_suit, state._trump_suit)
     # R2: AS stays with trick 1's D until played
     holder = jnp.where(state._trick_number == 1, state._designated, state._ace_holder)
     ace_played = ((played | trick_words)[SPADES] & ACE_BIT) != 0
-    lacks_ace = (holder != me) & ~ace_played & (SEATS != holder)
-    ace_allowed = jnp.where(lacks_ace[:, None] & (SUITS == SPADES), ~ACE_BIT, -1)
+    lacks_ace = (holder != me) & ~ace_played & (_seats(holder) != holder)
+    ace_allowed = jnp.where(lacks_ace[:, None] & (_seats(holder) == SPADES)[None], ~ACE_BIT, -1)
     return unseen & limits & ace_allowed
