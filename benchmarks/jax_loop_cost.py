@@ -17,7 +17,8 @@ row                              what one iteration of the loop does (what is co
 ===============================  ==========================================================================
 ``harness``                      ``benchmarks.jax_throughput``'s timed loop (``make_runner``): a random
                                  legal action per game (``random_legal_actions``), the step, finished
-                                 games re-dealt (``reset_finished``); counts decisions only
+                                 games re-dealt ``slots`` at a time (``reset_finished``, ``slots`` from
+                                 ``L`` below); counts decisions only
 ``pgx loop``                     the loop of Pgx's own examples: ``act_randomly`` (``jax.random.categorical``
                                  on the log of the mask, a fresh key per step), ``jax.vmap(auto_reset(
                                  env.step, env.init))`` with a fresh key per game (``pgx.experimental``);
@@ -36,8 +37,8 @@ row                              what one iteration of the loop does (what is co
                                  decision it weighs ``1 / L`` of a game (``L`` = mean decisions per episode,
                                  counted in the ``pgx loop``), but ``auto_reset`` under ``vmap`` deals every
                                  game on every step (``lax.cond`` becomes a select)
-``part: reset_finished``         our harness's lazy re-deal of ``slots`` finished games (deal and copy into
-                                 the batch); per decision it also weighs ``1 / L`` of a game
+``part: reset_finished``         the harness's lazy re-deal of ``slots`` finished games (the deals, and
+                                 their copy into the batch); per decision it weighs ``1 / L`` of a game
 ===============================  ==========================================================================
 
 The ``part`` rows report nanoseconds of CPU time per game (per decision for ``step``, the action rows;
@@ -49,7 +50,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -196,10 +196,8 @@ def measure_game(name: str, batch: int, layout: str, seconds: float, repeats: in
         rows[label] = {"decisions": decisions, "wall": best["wall"], "cpu": best["cpu"]}
         progress(f"{name} B={batch} {label}: {decisions / best['wall']:,.0f} decisions/s")
 
-    # the harness (as jax_throughput runs it: Pgx's games re-dealt all at once, ours ``slots`` at a time)
-    from card_envs.jax.core import CardEnv
-
-    slots = slots_for(batch, mean_episode) if isinstance(env, CardEnv) else None
+    # the harness, as jax_throughput runs it (finished games re-dealt ``slots`` at a time)
+    slots = slots_for(batch, mean_episode)
     runner = make_runner(env, batch, slots, layout)
     states = jax.jit(env.init_batch_last if last else jax.vmap(env.init))(jax.random.split(key, batch))
     states, _, _ = runner(states, key, 200)  # the games' starts drift apart
@@ -213,7 +211,7 @@ def measure_game(name: str, batch: int, layout: str, seconds: float, repeats: in
                        "slots": slots}
     progress(f"{name} B={batch} harness: {rows['harness']['decisions'] / best['wall']:,.0f} decisions/s")
 
-    part_slots = slots or max(1, math.ceil(batch / mean_episode))
+    part_slots = slots
     for part in PART_ROWS:
         best = timed(part_loop(env, batch, last, part, part_slots), (live, key), seconds, repeats)
         per = part_slots if part == "part: reset_finished" else batch

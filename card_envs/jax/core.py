@@ -434,18 +434,26 @@ def seat_rows(seat: jax.Array, num_players: int) -> jax.Array:
     return (jnp.arange(num_players, dtype=jnp.int32) == seat)[:, None]
 
 
-def shuffled(key: jax.Array, n: int) -> jax.Array:
+def shuffled(key: jax.Array, n: int, hashed: bool = False) -> jax.Array:
     """A uniformly random permutation of ``0 .. n-1`` (int32), e.g. a shuffled deck of card ids.
 
     Two rounds of one int32 sort each: random high bits with the position in the low bits, so a sort of
     plain integers (4x cheaper than ``jax.random.permutation``'s key-value sort, which dominates a deal's
     cost) carries the permutation along. A tie of the random bits keeps the earlier order; two rounds make
-    the distance from uniform smaller than ``jax.random.permutation``'s own (below 1e-9 for 52 cards)."""
+    the distance from uniform smaller than ``jax.random.permutation``'s own (below 1e-9 for 52 cards).
+
+    ``hashed=True`` takes the random bits from :func:`random_words` (two Threefry words for the whole
+    deck, then a counter hash) instead of ``jax.random.bits`` per round: about 40% cheaper a deal on CPU,
+    the same sorts (a different permutation for the same key; engines opt in)."""
     index_bits = max(1, (n - 1).bit_length())
     low = jnp.uint32((1 << index_bits) - 1)
     order = jnp.arange(n, dtype=jnp.uint32)
-    for round_key in jax.random.split(key, 2):
-        keys = (jax.random.bits(round_key, (n,), jnp.uint32) & ~low) | jnp.arange(n, dtype=jnp.uint32)
+    if hashed:
+        words = random_words(key, (2, n))
+    else:
+        words = [jax.random.bits(round_key, (n,), jnp.uint32) for round_key in jax.random.split(key, 2)]
+    for round_words in words:
+        keys = (round_words & ~low) | jnp.arange(n, dtype=jnp.uint32)
         order = order[jnp.sort(keys) & low]
     return order.astype(jnp.int32)
 
