@@ -4,12 +4,12 @@ Run from the repository root (needs the ``jax`` extra)::
 
     python -m benchmarks.jax_loop_cost                              # Pgx leduc_holdem, batch 1024 and 4096
     python -m benchmarks.jax_loop_cost --games leduc_holdem,revolutionary_war_v0 --batch-sizes 4096
-    python -m benchmarks.jax_loop_cost --games revolutionary_war_v0 --layout last
+    python -m benchmarks.jax_loop_cost --games revolutionary_war_v0 --layout first
 
 It answers "why does ``benchmarks.jax_throughput`` give Pgx ``leduc_holdem`` about 2M decisions/s when
 figures of 13-26M/s circulate for the same game on the same machine?". Every row is one jitted
-``fori_loop`` over a batch of ``B`` games (the batch axis first, ``jax.vmap(env.step)``, unless ``--layout
-last``, which our ``batch_last`` engines run with ``env.step_batch_last``); rates are per second of wall
+``fori_loop`` over a batch of ``B`` games (the batch axis first, ``jax.vmap(env.step)``; by default our
+``batch_last`` engines run the harness and part rows with ``env.step_batch_last``); rates are per second of wall
 time and per second of this process's CPU time (all threads), with their ratio (the cores used):
 
 ===============================  ==========================================================================
@@ -177,6 +177,8 @@ def measure_game(name: str, batch: int, layout: str, seconds: float, repeats: in
     import jax.numpy as jnp
 
     env = make_env(name)
+    if layout == "auto":
+        layout = "last" if getattr(env, "batch_last", False) else "first"
     last = layout == "last"
     if last and not getattr(env, "batch_last", False):
         raise SystemExit(f"{name} has no batch-last step (layout last is for engines with batch_last = True)")
@@ -263,9 +265,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--games", default=",".join(DEFAULT_GAMES),
                         help="comma-separated: Pgx env ids (e.g. leduc_holdem) or our env names (default leduc_holdem)")
     parser.add_argument("--batch-sizes", default=",".join(map(str, DEFAULT_BATCH_SIZES)))
-    parser.add_argument("--layout", choices=("first", "last"), default="first",
-                        help="batch axis of the harness and part rows (last: env.step_batch_last; the Pgx loops "
-                             "always vmap)")
+    parser.add_argument("--layout", choices=("auto", "first", "last"), default="auto",
+                        help="batch axis of the harness and part rows: first (jax.vmap), last (env.step_batch_last),"
+                             " auto (default: last for engines built for it); the Pgx loops always vmap")
     parser.add_argument("--seconds", type=float, default=1.0, help="seconds per timed call (default 1)")
     parser.add_argument("--repeats", type=int, default=3, help="timed calls per row, the best counts (default 3)")
     parser.add_argument("--seed", type=int, default=0)
