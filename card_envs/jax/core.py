@@ -75,7 +75,8 @@ helper                                    use
                                           (the deal is paid only for them; ``lazy=True``: only once
                                           ``slots`` wait; benchmarks, and trainers that read rewards and
                                           flags before calling it)
-:func:`random_legal_actions`              a random legal action per state of a batch
+:func:`random_legal_actions`              a uniformly random legal action per state of a batch (one
+                                          hashed word per state picks the k-th legal action)
 :meth:`CardEnv.step_batch_last`           a batch with the batch axis *last* (:meth:`CardEnv.init_batch_last`,
                                           :func:`batch_last` / :func:`batch_first`): the same states as
                                           ``vmap(step)``, several times faster on CPU for ``batch_last``
@@ -83,7 +84,8 @@ helper                                    use
                                           ``batch_axis=-1`` / ``action_axis=0`` for it
 ========================================  ================================================================
 
-Helpers for the game files: :func:`shuffled` (a deck permutation from a key), :func:`one_hot`, :func:`popcount`,
+Helpers for the game files: :func:`shuffled` (a deck permutation from a key), :func:`random_words` (cheap
+uint32 words per position from a key: a counter hash), :func:`one_hot`, :func:`popcount`,
 :func:`card_mask`, ``RANK_VALUE`` / ``SUIT_INDEX`` (numpy tables by card id),
 :func:`seat_rows` (update one seat's row without a gather), :func:`tree_where`, :class:`ExactRatios`
 (observation entries ``n / d`` bit-equal to the Python encoding's; XLA's ``n * (1 / d)`` is not) and
