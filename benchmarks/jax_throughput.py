@@ -13,12 +13,12 @@ row                                   what one timed decision is
 ====================================  ===================================================================
 ``<game> [config] jax B=<n>``         one decision of one of ``n`` games played at once inside one jitted
                                       ``fori_loop``, the batch axis first (Pgx's way): a uniformly random
-                                      legal action per game (``random_legal_actions``: one random word per
-                                      game hashed with each action id, the legal action of highest
-                                      priority), ``jax.vmap(env.step)`` (the game's step, its legal mask and
-                                      the observation of the player to move, ``encode(view)``, computed for
-                                      every game on every step), then finished games re-dealt in the same
-                                      loop (``reset_finished`` with ``slots`` fresh deals, see below)
+                                      legal action per game (``random_legal_actions``: one hashed counter
+                                      word per game picks the ``k``-th legal action, ``k`` uniform below the
+                                      number of legal actions), ``jax.vmap(env.step)`` (the game's step, its
+                                      legal mask and the observation of the player to move, ``encode(view)``,
+                                      computed for every game on every step), then finished games re-dealt
+                                      in the same loop (``reset_finished`` with ``slots`` fresh deals, below)
 ``<game> [config] jax batch-last``    the same decision with the batch axis last in every array of the
                                       loop: ``env.step_batch_last`` (the same states as ``vmap(env.step)``,
                                       tested), ``random_legal_actions(..., action_axis=0)`` (the same
@@ -27,20 +27,33 @@ row                                   what one timed decision is
                                       across games
 ``<game> [config] python``            one decision of the Python rules engine (``benchmarks.throughput``'s
                                       ``engine_loop``: ``state.legal_actions()``, ``state.apply(a)``, no
-                                      observation)
+                                      observation; ``game.new_state(rng)`` per episode)
 ``leduc_holdem (pgx) B=<n>``          Pgx's ``leduc_holdem`` through the batch-first loop (anchor)
 ====================================  ===================================================================
 
-Only decisions count: a game that finished and waits for a free deal slot is stepped without effect (Pgx)
-and not counted; the ``busy`` column is the fraction of game-steps that were decisions. Finished games are
-re-dealt ``slots`` at a time once ``slots`` of them wait (``reset_finished(..., lazy=True)``: most steps skip
-the deal), ``slots = ceil(2 * batch / L) + 1`` at most the batch, with ``L`` the mean decisions per episode
-of the Python engine measured in the same run (Pgx leduc, whose games last 2-4 decisions: every finished
-game is re-dealt at once, as ``pgx.experimental.auto_reset`` does). JIT compile time is measured per engine
-and batch size (``jit(...).lower(...).compile()``). Rows run round-robin, repeat by repeat; rates use wall time and,
-separately, this process's CPU time (all threads: the engines use both cores), which is the steadier one on
-a busy machine. Each JAX timed call runs ``--seconds`` of steps, calibrated after a warm-up that also
-desynchronises the games' starts.
+Only decisions count: a game that finished and waits for a deal slot is stepped without effect (Pgx) and
+not counted; the ``busy`` column is the fraction of game-steps that were decisions. Every engine, Pgx's
+included, re-deals its finished games ``slots`` at a time once ``slots`` of them wait (``reset_finished(...,
+lazy=True)``: most steps skip the deal, and only the ``slots`` fresh states are computed and copied in),
+``slots = ceil(2 * batch / L) + 1`` at most the batch, with ``L`` the mean decisions per episode: of the
+Python engine measured in the same run, or for Pgx leduc (no Python engine; about 4 decisions, so
+``busy`` is about 0.8) of a short JAX run (``jax_mean_episode``). Each finished game is dealt once, as in
+Pgx's ``auto_reset``, which under ``jax.vmap`` deals every game on every step (``lax.cond`` becomes a
+select): for leduc that costs about four deals per decision where this loop pays one.
+
+Why Pgx leduc runs at about 2-3M decisions/s here when 13-26M/s is quoted for this machine:
+``benchmarks.jax_loop_cost`` times Pgx-style loops and each part (``results/jax_loop_cost.md``). The
+step of leduc (with its observation) costs about 40 ns of CPU time; its deal (``jax.random.permutation``
+and ``bernoulli``, Threefry) about 550 ns, paid once per episode of about 4 decisions. The loop of Pgx's
+examples (``act_randomly``, ``jax.vmap(auto_reset(step, init))``, a fresh key per step) is no faster than
+this harness. Rates above 10M/s come only from loops that drop the deals: a key that is never advanced
+(XLA hoists the loop-invariant deals and action noise out of the loop, so every episode is the same deal)
+or no reset at all (games end after a few steps and their no-op steps are counted).
+
+JIT compile time is measured per engine and batch size (``jit(...).lower(...).compile()``). Rows run
+round-robin, repeat by repeat; rates use wall time and, separately, this process's CPU time (all threads:
+XLA uses both cores for large batches), which is the steadier one on a busy machine. Each JAX timed call
+runs ``--seconds`` of steps, calibrated after a warm-up that also desynchronises the games' starts.
 
 Results: ``results/jax_throughput.md`` and ``.json`` (written atomically), with the targets of issue 22:
 at least 1,000,000 decisions/s at the best batch size, at least 10x the Python engine of the same run, and
@@ -85,7 +98,8 @@ QUICK_BATCH_SIZES = (1, 64, 1024)
 TARGET_DECISIONS = 1_000_000  #: decisions/s at the best batch size (issue 22)
 TARGET_RATIO = 10.0  #: JAX decisions/s over the Python engine's, same run
 TARGET_COMPILE_SECONDS = 60.0
-ANCHOR = "leduc_holdem (pgx)"
+ANCHOR_GAME = "leduc_holdem"
+ANCHOR = f"{ANCHOR_GAME} (pgx)"
 LAYOUTS = ("auto", "first", "last", "both")
 LAYOUT_LABELS = {"first": "", "last": " batch-last"}
 
@@ -229,6 +243,28 @@ def layouts_for(env: Any, choice: str) -> list[str]:
 
 def slots_for(batch: int, mean_episode: float) -> int:
     return min(batch, math.ceil(2 * batch / max(mean_episode, 1.0)) + 1)
+
+
+def jax_mean_episode(env: Any, seed: int, batch: int = 256, steps: int = 1000) -> float:
+    """Mean decisions per episode of random legal play on the JAX engine itself (for Pgx's games, which
+    have no Python engine here): ``steps`` steps of ``batch`` games with ``step_autoreset``."""
+    import jax
+    import jax.numpy as jnp
+
+    from card_envs.jax.core import random_legal_actions, step_autoreset
+
+    step = jax.vmap(step_autoreset(env))
+
+    def body(_, carry):
+        state, key, episodes = carry
+        key, act_key, step_key = jax.random.split(key, 3)
+        state = step(state, random_legal_actions(act_key, state.legal_action_mask), jax.random.split(step_key, batch))
+        return state, key, episodes + state.terminated.sum(dtype=jnp.int32)  # kept on the next deal
+
+    key = jax.random.PRNGKey(seed)
+    state = jax.vmap(env.init)(jax.random.split(key, batch))
+    _, _, episodes = jax.jit(lambda s, k: jax.lax.fori_loop(0, steps, body, (s, k, jnp.int32(0))))(state, key)
+    return batch * steps / max(int(episodes), 1)
 
 
 # -- the report ---------------------------------------------------------------------------------------------------
@@ -385,7 +421,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for layout in layouts_for(make(name, **config), args.layout):
                 for batch in batch_sizes:
                     jax_rows.append(JaxRow(f"{label} jax{LAYOUT_LABELS[layout]}", name, config, batch, layout))
-    anchor_rows = [] if args.no_anchor else [JaxRow(ANCHOR, "leduc_holdem", {}, b) for b in batch_sizes]
+    anchor_rows = [] if args.no_anchor else [JaxRow(ANCHOR, ANCHOR_GAME, {}, b) for b in batch_sizes]
 
     # the Python engines first: their episode lengths size the JAX rows' deal slots
     for python in python_rows:
@@ -393,10 +429,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         progress(f"{python.label}: {python.samples[-1].steps_per_s:,.0f} decisions/s "
                  f"({python.mean_episode:.1f} per episode)")
     mean_episode = {(p.game, json.dumps(p.config, sort_keys=True)): p.mean_episode for p in python_rows}
+    if anchor_rows:
+        mean_episode[(ANCHOR_GAME, "{}")] = jax_mean_episode(pgx.make(ANCHOR_GAME), args.seed)
+        progress(f"{ANCHOR}: {mean_episode[(ANCHOR_GAME, '{}')]:.2f} decisions per episode (JAX run)")
     for row in jax_rows + anchor_rows:
         try:
-            if row.game == "leduc_holdem":
-                env, row.slots = pgx.make("leduc_holdem"), None
+            if row.game == ANCHOR_GAME:
+                env = pgx.make(ANCHOR_GAME)
+                row.slots = slots_for(row.batch, mean_episode[(ANCHOR_GAME, "{}")])
             else:
                 env = make(row.game, **row.config)
                 row.slots = slots_for(row.batch, mean_episode[(row.game, json.dumps(row.config, sort_keys=True))])

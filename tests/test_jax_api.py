@@ -343,9 +343,10 @@ def test_step_autoreset_keeps_the_ending_steps_rewards_on_the_next_deal():
     assert seen_end
 
 
-def test_shuffled_is_a_uniform_permutation():
-    permutations = np.asarray(jax.jit(jax.vmap(lambda k: shuffled(k, 52)))(jax.random.split(jax.random.PRNGKey(0),
-                                                                                              60_000)))
+@pytest.mark.parametrize("hashed", [False, True])
+def test_shuffled_is_a_uniform_permutation(hashed):
+    deal = jax.jit(jax.vmap(lambda k: shuffled(k, 52, hashed=hashed)))
+    permutations = np.asarray(deal(jax.random.split(jax.random.PRNGKey(0), 60_000)))
     assert (np.sort(permutations, axis=1) == np.arange(52)).all()
     assert chisquare(np.bincount(np.argmax(permutations == 0, axis=1), minlength=52)).pvalue > 1e-4  # position
     pairs = np.zeros((52, 52))
@@ -361,6 +362,20 @@ def test_random_legal_actions_are_legal_and_uniform():
     assert mask[np.arange(len(mask)), actions].all()
     for half, legal in ((actions[1::2], [0, 3, 7, 13]), (actions[::2], [0, 3, 5, 7, 13])):
         assert chisquare(np.bincount(half, minlength=14)[legal]).pvalue > 1e-4
+
+
+def test_random_legal_actions_play_the_only_legal_action_and_every_position_of_the_batch_differs():
+    batch = 4096
+    only = np.random.default_rng(0).integers(0, 14, batch)
+    mask = np.zeros((batch, 14), bool)
+    mask[np.arange(batch), only] = True
+    pick = jax.jit(random_legal_actions, static_argnums=2)
+    assert np.array_equal(pick(jax.random.PRNGKey(2), jnp.asarray(mask), -1), only)
+    assert np.array_equal(pick(jax.random.PRNGKey(2), jnp.asarray(mask.T), 0), only)
+    # every state draws its own choice: all-legal masks spread over every action, position by position
+    actions = np.asarray(pick(jax.random.PRNGKey(3), jnp.ones((batch, 14), bool), -1))
+    assert chisquare(np.bincount(actions, minlength=14)).pvalue > 1e-4
+    assert chisquare(np.bincount(actions[::2] * 14 + actions[1::2], minlength=196)).pvalue > 1e-4  # neighbours
 
 
 def test_random_legal_actions_refuses_other_axes():

@@ -124,7 +124,7 @@ class Env(CardEnv):
     # -- init ---------------------------------------------------------------------------------------
 
     def _init(self, key: jax.Array) -> State:
-        decks = jax.vmap(lambda k: shuffled(k, DECK_SIZE))(jax.random.split(key, self.max_games))
+        decks = jax.vmap(lambda k: shuffled(k, DECK_SIZE, hashed=True))(jax.random.split(key, self.max_games))
         dealer = jnp.int32(self.config.first_dealer)
         return State(
             observation=jnp.zeros(self.observation_shape, jnp.float32),
