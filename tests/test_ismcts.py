@@ -362,9 +362,6 @@ def test_battlecards_samples_keep_known_cards(players):
     assert checked > 0  # some K_p was non-empty
 
 
-@pytest.mark.xfail(strict=True, reason="card_envs/battlecards/rules.py sample_hidden deals unknown cards into any "
-                   "hidden slot of p, but after p's recycle (R5) p's face-down pile holds only cards of that public "
-                   "face-up pile (reported; remove this marker once samples keep it)")
 def test_battlecards_samples_keep_the_recycled_pile():  # R5/R6: a pile is only ever refilled by a recycle
     from card_envs.battlecards.rules import KIND
 

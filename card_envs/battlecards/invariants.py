@@ -15,6 +15,8 @@ eliminated             an eliminated player holds no card and has no card on the
 knowledge (7.5)        ``|K_p| + u_p`` = hand + pile + own unrevealed face-down table cards, and
                        ``K_p`` is a sub-multiset of those (sound); the same for ``F_p`` / ``f_p``
                        over the pile and pile-sourced face-down table cards
+recycled piles         each generation of hidden cards with public kinds (``recycled``, ``recycled_before``,
+                       R5) holds exactly those kinds (``_hidden_groups``)
 public kinds           ``public_kinds`` = face-up piles + face-up table cards + discard + every ``K_p``
 unaccounted            the acting player's ``unaccounted`` is non-negative and totals the other
                        players' ``u_p`` + its ``f_o`` + the set-aside cards
@@ -83,6 +85,10 @@ def invariant_errors(state: BattlecardsState) -> list[str]:
             errors.append(f"knowledge: |F_{p}| + f_{p} != {sum(pile_hidden)} pile cards")
         if any(pile_known[k] > pile_hidden[k] for k in range(NUM_KINDS)):
             errors.append(f"knowledge: F_{p} = {pile_known} is not within the pile {pile_hidden}")
+        for slots, kinds in state._hidden_groups(p, own=False):
+            if kinds is not None and _counts([zone[i] for zone, i, _ in slots]) != kinds:
+                errors.append(f"recycled piles: player_{p}'s {len(slots)} hidden cards of a generation are not "
+                              f"its recycled kinds {kinds}")
         for k in range(NUM_KINDS):
             public[k] += known[k] + state.face_up_kinds[p][k]
     if state.public_kinds != public:
