@@ -323,7 +323,7 @@ class BattlecardsState(GameState):
                 self._finish_commit(player, self.commit_rest)
                 self._next_commit()
             return
-        self._reveal(player, card, earlier=phase == WAR_UP and self._hand_predates_recycle(player))
+        self._reveal(player, card, phase == WAR_UP and self._hand_predates_recycle(player))
         if phase == WAR_UP:
             self._place(player, card, WAR_CARD)
             self.fighting[player] = card
@@ -378,7 +378,9 @@ class BattlecardsState(GameState):
         self.piles[player] = won
         self.face_up[player] = []
         kinds = self.face_up_kinds[player]
-        self.recycled_before[player] = self.recycled[player]  # public: the new pile is exactly this one
+        # public: the new pile is exactly this one; what is left of the one before is only ever on the table
+        # or (R11d) in the hand, until the end of this round
+        self.recycled_before[player] = self.recycled[player] if self.table else None
         self.recycled[player] = list(kinds)
         self.recycle_mark[player] = len(self.table)
         known, pile_known = self.known[player], self.pile_known[player]
@@ -408,7 +410,7 @@ class BattlecardsState(GameState):
         cards left of the recycled pile it came from (``earlier``: from before the last recycle)."""
         known = self.known[player]
         kind = KIND[card]
-        recycled = self.recycled_before[player] if earlier else self.recycled[player]
+        recycled = (self.recycled_before if earlier else self.recycled)[player]
         if recycled is not None:
             recycled[kind] -= 1
         if known[kind]:
@@ -533,7 +535,7 @@ class BattlecardsState(GameState):
         marks = self.recycle_mark
         for i, (card, owner, source, _level) in enumerate(self.table):
             if source >= FROM_PILE:
-                self._reveal(owner, card, earlier=i < marks[owner])
+                self._reveal(owner, card, i < marks[owner])
                 if source != FROM_HAND:
                     self._left_pile(owner, card)
 
@@ -593,9 +595,9 @@ class BattlecardsState(GameState):
             if source <= WAR_CARD:
                 public[KIND[card]] -= 1
         self.table = []
-        n = len(self.active)
-        self.recycle_mark = [0] * n  # every card from before a recycle in this round is shown now
-        self.recycled_before = [None] * n
+        if any(self.recycle_mark):  # a recycle in this round: every card from before it is shown now
+            self.recycle_mark = [0] * len(self.active)
+            self.recycled_before = [None] * len(self.active)
         for p in self.clockwise(self.leader):  # A34: clockwise from the next leader
             self._fill(p)
         out = [p for p in self.clockwise(self.leader) if self.cards_held(p) == 0]
