@@ -335,9 +335,9 @@ def test_bloodlines_samples_hands_and_pile_orders_uniformly():
 
 
 @pytest.mark.xfail(strict=True, reason="card_envs/bloodlines/rules.py sample_hidden redeals the opponent's hand from "
-                   "hand + pile uniformly, but under allow_pass=False (R6, A21) a PASS proves the passer's hand held no "
-                   "playable heart or spade (spec section 7, 'Inference from passes'), true until it draws again "
-                   "(reported; remove this marker once samples keep it)")
+                   "hand + pile uniformly, but under allow_pass=False (R6, A21) a PASS proves the passer's hand "
+                   "held no playable heart or spade (spec section 7, 'Inference from passes'), true until it draws "
+                   "again (reported; remove this marker once samples keep it)")
 def test_bloodlines_samples_keep_the_forced_pass_inference():  # R6 / A21 with allow_pass=False
     from card_envs.bloodlines.rules import HEART, K_OF, PASS
 

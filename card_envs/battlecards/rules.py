@@ -59,8 +59,9 @@ VERBS: tuple[str, ...] = ("lead", "follow", "bury", "war-up")
 ROUND_CARD, WAR_CARD, FROM_PILE, FROM_HAND, FROM_RECYCLED = 0, 1, 2, 3, 4
 SOURCE_NAMES: tuple[str, ...] = ("round card", "war card", "pile", "hand", "recycled pile")
 #: a hidden card's place, for ``sample_hidden``: (zone -- a hand, a pile or a table placement --, index in
-#: it, whether it is in the pile part: the face-down pile or a face-down table card taken from a pile)
-_Slot = tuple[list[int], int, bool]
+#: it, whether it is in the pile part: the face-down pile or a face-down table card taken from a pile,
+#: the retirement level its card is known to survive: a hand card's floor, else 0)
+_Slot = tuple[list[int], int, bool, int]
 HIDDEN = -1  #: a face-down card's id in a view that may not see it
 
 
@@ -213,7 +214,7 @@ class BattlecardsState(GameState):
         # public knowledge (7.5)
         "known", "unknown", "pile_known", "pile_unknown", "public_kinds",
         # public knowledge of each seat's recycled piles (R5, 7.5), for ``sample_hidden``
-        "recycled", "recycled_before", "recycle_mark",
+        "recycled", "recycled_before", "recycle_mark", "hand_floors",
         # counters and variants
         "joker_value", "retire_level", "rounds_completed", "shares", "outcome_paid", "eliminated_early",
         # outcome
@@ -260,6 +261,10 @@ class BattlecardsState(GameState):
     #: per seat: the length of the table at its last recycle in this round (0 if none this round); its
     #: face-down table cards from that index on come from that recycle, the earlier ones from before
     recycle_mark: list[int]
+    #: per seat, only with ``retire_lowest_on_flip``: a retirement level for each hand card, ascending,
+    #: that it was drawn at or above (R4: so it is no natural card of value <= that level); a sound
+    #: bound, since a play or burial does not show which card left (see ``_forget_floor``)
+    hand_floors: list[list[int]]
     joker_value: int
     retire_level: int
     rounds_completed: int
@@ -316,6 +321,8 @@ class BattlecardsState(GameState):
         player = self.current_player
         card = self._take_from_hand(player, action)
         phase = self.phase
+        if self.game.config.retire_lowest_on_flip:
+            self._forget_floor(player, card if phase != BURY else None)
         if phase == BURY:
             self._place(player, card, FROM_HAND)
             self.bury_left -= 1
@@ -368,6 +375,8 @@ class BattlecardsState(GameState):
             self.public_kinds[KIND[card]] += 1
         else:
             self.hands[player].append(card)
+            if self.game.config.retire_lowest_on_flip:
+                self.hand_floors[player].append(self.retire_level)  # levels only rise: stays ascending
             self.hand_kinds[player][KIND[card]] += 1
 
     def _recycle(self, player: int) -> None:
@@ -418,6 +427,16 @@ class BattlecardsState(GameState):
             self.public_kinds[kind] -= 1
         else:
             self.unknown[player] -= 1
+
+    def _forget_floor(self, player: int, card: int | None) -> None:
+        """A card left the hand: drop the highest floor it may have had -- below a played natural card's
+        value, any for a joker or a buried (unseen) card -- so that the floors stay sound."""
+        floors = self.hand_floors[player]
+        value = NATURAL_VALUE[card] if card is not None else 0
+        i = len(floors) - 1
+        while value and floors[i] >= value:
+            i -= 1
+        floors.pop(i)
 
     def _hand_predates_recycle(self, player: int) -> bool:
         """True while ``player``'s hand is the one card kept through a recycle in a war shortage
@@ -790,26 +809,32 @@ class BattlecardsState(GameState):
         for the viewer, its own hand and buried cards are taken out of them first (their rest is its
         pile part). The cards of unknown generations and the set-aside cards are dealt uniformly from
         what remains. ``K_p`` and ``F_o`` (7.5) are implied: both are sound bounds of the generations.
+        With ``retire_lowest_on_flip``, a hand card drawn at retirement level ``l`` is no natural card
+        of value ``<= l`` (R4: it would have been discarded); each hand slot gets one of ``hand_floors``
+        and only a card that survives it (``_deal``: exactly uniform, the allowed sets being nested).
 
-        Exact: the result is uniform over the deals consistent with every public event and the
-        viewer's own cards, treating the cards of one kind as alike, and assuming that a player's
-        choices say nothing of its cards (what ISMCTS assumes). Not kept: (a) suits -- a card of the
-        same kind may stand in for a recycled one (no rule reads suits, except R22's choice of which
-        copy leaves a hand); (b) with ``retire_lowest_on_flip``, that a card drawn into a hand is no
-        natural card of value <= the retirement level at that draw (R4). With ``shuffle_mid_game=False``
-        (test hook) the order of a recycled pile is public: its face-down pile and the face-down table
-        cards taken from it stay as they are, and only its hand and buried cards are redealt.
+        Exact: uniform over the deals consistent with every public event and the viewer's own cards,
+        treating the cards of one kind as alike, and assuming that a player's choices say nothing of
+        its cards (what ISMCTS assumes) -- always without the retirement variant. Not exact: (a) suits:
+        a card of the same kind may stand in for a recycled one (no rule reads suits, except R22's
+        choice of which copy leaves a hand); (b) in the retirement variant the floors are a sound
+        bound, not the posterior: a burial, or a play that several floors allow, does not show which
+        floor left, and the highest possible one is dropped (``_forget_floor``), so the sample may put
+        a low card where the history makes it less likely, never where it is impossible by the floors
+        kept. With ``shuffle_mid_game=False`` (test hook) the order of a recycled pile is public: its
+        face-down pile and the face-down table cards taken from it stay as they are, and only its hand
+        and buried cards are redealt.
 
         The other players' private pile knowledge ``F_p`` is not the viewer's to use; in the copy it
         becomes the kinds of their pile cards of known generations, so every record stays sound."""
         twin = self.clone()
         n = len(self.active)
         groups = [(p, slots, kinds) for p in range(n) for slots, kinds in twin._hidden_groups(p, own=p == player)]
-        pool = [zone[i] for _p, slots, _kinds in groups for zone, i, _ in slots] + list(twin.set_aside)
+        pool = [slot[0][slot[1]] for _p, slots, _kinds in groups for slot in slots] + list(twin.set_aside)
         by_kind: list[list[int]] = [[] for _ in range(NUM_KINDS)]
         for i in rng.permutation(len(pool)).tolist():
             by_kind[KIND[pool[i]]].append(pool[i])
-        free = []  # slots of unknown generations, with their seat
+        free: list[tuple[int, _Slot]] = []  # slots of unknown generations, with their seat
         for p, slots, kinds in groups:
             if kinds is None:
                 free += [(p, slot) for slot in slots]
@@ -818,14 +843,11 @@ class BattlecardsState(GameState):
                 raise StateError(f"battlecards: sample_hidden: player_{p}'s known kinds {kinds} do not fit its "
                                  f"{len(slots)} hidden card(s) of that generation; the knowledge fields of the "
                                  f"position are inconsistent with its cards")
-            cards = [by_kind[k].pop() for k in range(NUM_KINDS) for _ in range(kinds[k])]
-            for (zone, i, _pile_part), j in zip(slots, rng.permutation(len(cards)).tolist(), strict=True):
-                zone[i] = cards[j]
+            _deal([by_kind[k].pop() for k in range(NUM_KINDS) for _ in range(kinds[k])], slots, rng)
         rest = [c for cards in by_kind for c in cards]
-        rest = [rest[i] for i in rng.permutation(len(rest)).tolist()]
+        rest = _deal(rest, [slot for _p, slot in free], rng)
         unknown_in_pile = [[0] * NUM_KINDS for _ in range(n)]
-        for p, (zone, i, pile_part) in free:
-            zone[i] = rest.pop()
+        for p, (zone, i, pile_part, _floor) in free:
             if pile_part:
                 unknown_in_pile[p][KIND[zone[i]]] += 1
         twin.set_aside = rest
@@ -848,6 +870,7 @@ class BattlecardsState(GameState):
         ``shuffle_mid_game=False``), which everyone can follow card by card."""
         mark = self.recycle_mark[player]
         hand, pile = self.hands[player], self.piles[player]
+        floors = self.hand_floors[player][::-1] or [0] * len(hand)  # which hand card has which: any
         earlier_hand = self._hand_predates_recycle(player)
         groups = []
         for earlier, known in ((False, self.recycled[player]), (True, self.recycled_before[player])):
@@ -859,12 +882,12 @@ class BattlecardsState(GameState):
                 if own:
                     seen += hand
                 else:
-                    slots += [(hand, i, False) for i in range(len(hand))]
+                    slots += [(hand, i, False, floors[i]) for i in range(len(hand))]
             if not earlier:
                 if ordered:
                     seen += pile
                 else:
-                    slots += [(pile, i, True) for i in range(len(pile))]
+                    slots += [(pile, i, True, 0) for i in range(len(pile))]
             for i, placement in enumerate(self.table):
                 card, owner, source, _level = placement
                 if owner != player or source < FROM_PILE or (i < mark) != earlier:
@@ -872,7 +895,7 @@ class BattlecardsState(GameState):
                 if own if source == FROM_HAND else ordered:
                     seen.append(card)
                 else:
-                    slots.append((placement, 0, source != FROM_HAND))
+                    slots.append((placement, 0, source != FROM_HAND, 0))
             if kinds is not None:
                 for card in seen:
                     kinds[KIND[card]] -= 1
@@ -924,6 +947,24 @@ class BattlecardsState(GameState):
         else:
             lines.append(f"game over: draw between {', '.join(f'player_{p}' for p in self.winner_set)}")
         return "\n".join(lines)
+
+
+def _deal(cards: list[int], slots: Sequence[_Slot], rng: np.random.Generator) -> list[int]:
+    """Put ``cards`` into ``slots`` uniformly at random among the deals in which no slot gets a card that R4
+    retires at its floor; returns the cards left over, in random order. The floors' sets of allowed cards
+    are nested, so filling the most constrained slot first, each uniformly among the cards it allows,
+    is exactly uniform (every choice leaves the same number of completions)."""
+    cards = [cards[i] for i in rng.permutation(len(cards)).tolist()]
+    for zone, i, _pile_part, floor in sorted(slots, key=lambda slot: -slot[3]):
+        if floor > 1:
+            allowed = [j for j, card in enumerate(cards) if not 0 < NATURAL_VALUE[card] <= floor]
+            if not allowed:
+                raise StateError(f"battlecards: sample_hidden: no card left that a hand drawn at retirement "
+                                 f"level {floor} can hold; the position's hand_floors are inconsistent")
+            zone[i] = cards.pop(allowed[int(rng.integers(len(allowed)))])
+        else:
+            zone[i] = cards.pop()
+    return cards
 
 
 def _kind_counts(cards: Sequence[int]) -> list[int]:
@@ -1013,6 +1054,7 @@ class Battlecards(Game):
         state.recycled = [None] * n
         state.recycled_before = [None] * n
         state.recycle_mark = [0] * n
+        state.hand_floors = [[] for _ in range(n)]
         state.joker_value = config.joker_initial_value  # A36
         state.retire_level = 1
         state.rounds_completed = 0
