@@ -213,7 +213,7 @@ class BattlecardsState(GameState):
         "entry_order", "participants", "war_level", "stuck", "war_queue", "bury_left", "commit_rest",
         # public knowledge (7.5)
         "known", "unknown", "pile_known", "pile_unknown", "public_kinds",
-        # public knowledge of each seat's recycled piles (R5, 7.5), for ``sample_hidden``
+        # public knowledge of each seat's recycled piles (R5, 7.5) and hand draws (R4), for ``sample_hidden``
         "recycled", "recycled_before", "recycle_mark", "hand_floors",
         # counters and variants
         "joker_value", "retire_level", "rounds_completed", "shares", "outcome_paid", "eliminated_early",
