@@ -27,6 +27,7 @@ from card_envs.battlecards.rules import (
     KIND,
     KIND_NAMES,
     LEAD,
+    NATURAL_VALUE,
     OVER,
     WAR_UP,
     Battlecards,
@@ -687,6 +688,9 @@ def test_the_invariant_checker_catches_corruption():
     broken = s.clone()
     broken.rewards[0] = 0.5
     assert any(e.startswith("zero-sum") for e in invariant_errors(broken))
+    broken = s.clone()
+    broken.recycled[1] = [0] * len(KIND_NAMES)  # as if a recycled pile of no card were all it holds
+    assert any(e.startswith("recycled piles") for e in invariant_errors(broken))
 
 
 @settings(max_examples=40, deadline=None)
@@ -763,6 +767,152 @@ def test_sample_hidden_keeps_the_view(config, seed, cut):  # section 7: no leak
         assert twin.view(p) == state.view(p)
         assert np.array_equal(game.encode(twin.view(p)), game.encode(state.view(p)))
         check_invariants(twin, all_cards)
+
+
+# -- determinizations keep what recycles prove (R5/R6, 7.5) ----------------------------------------------
+#
+# A pile is only ever refilled by a recycle, whose face-up pile is public, and a seat recycles at most once a
+# round. So once a seat has recycled twice, or once in an earlier round, its whole hidden holdings are public
+# as kinds: the recycled pile minus what has been shown since. The watcher below sees only the recycles (not
+# the engine's knowledge fields); a sample must then agree with the true position on those kinds.
+
+
+def _watch_recycles(state: BattlecardsState) -> dict[int, list]:
+    """Per seat: [recycles so far, round of the last, whether it came mid-round, its pile's kinds]. Under
+    key ``("floor", p)``: the lowest retirement level of ``p``'s draws since its hand was last empty (R4:
+    every card in its hand survived a draw at that level or higher)."""
+    log: dict = {("floor", p): 1 for p in range(len(state.active))}
+    recycle, draw = state._recycle, state._draw
+
+    def recording(player: int) -> None:
+        count = log.get(player, [0])[0]
+        log[player] = [count + 1, state.rounds_completed, bool(state.table),
+                       Counter(KIND[c] for c in state.face_up[player])]
+        recycle(player)
+
+    def drawing(player: int) -> None:
+        if not state.hands[player]:
+            log[("floor", player)] = state.retire_level
+        draw(player)
+
+    state._recycle, state._draw = recording, drawing
+    return log
+
+
+def _kinds_held(state: BattlecardsState, player: int, hand: bool = True) -> Counter:
+    """Kinds of ``player``'s hidden holdings (7.5); without the hand and buried cards: the pile part."""
+    cards = list(state.piles[player]) + (list(state.hands[player]) if hand else [])
+    cards += [c for c, owner, source, _ in state.table
+              if owner == player and source >= FROM_PILE and (hand or source != FROM_HAND)]
+    return Counter(KIND[c] for c in cards)
+
+
+def _check_samples(state: BattlecardsState, log: dict[int, list], rng: np.random.Generator) -> int:
+    """Sample for every seat; assert the view and the recycled-pile facts. Returns how many facts were checked."""
+    checked = 0
+    config = state.game.config
+    for viewer in range(len(state.active)):
+        twin = state.sample_hidden(viewer, rng)
+        assert twin.view(viewer) == state.view(viewer)
+        assert invariant_errors(twin) == []
+        for p in range(len(state.active)):
+            floor = log[("floor", p)]
+            if p != viewer and config.retire_lowest_on_flip:  # R4: no hand card is one retired at its draw
+                assert not [c for c in twin.hands[p] if 0 < NATURAL_VALUE[c] <= floor], (viewer, p, floor)
+                checked += floor > 1
+            if p not in log or not state.active[p]:
+                continue
+            count, round_, mid_round, kinds = log[p]
+            determined = count >= 2 or not (mid_round and round_ == state.rounds_completed)
+            if p != viewer:
+                assert not Counter(KIND[c] for c in twin.piles[p]) - kinds  # the pile is of its recycled pile
+                if determined:
+                    assert _kinds_held(twin, p) == _kinds_held(state, p), (viewer, p)
+                    checked += 1
+            elif determined:  # the viewer knows its hand: the rest of the recycled pile is its pile part
+                assert _kinds_held(twin, p, hand=False) == _kinds_held(state, p, hand=False), p
+                checked += 1
+            if not config.shuffle_mid_game:  # R23 test hook: an unshuffled pile is public card by card
+                assert twin.piles[p] == state.piles[p]
+    return checked
+
+
+@settings(max_examples=25, deadline=None)
+@given(config=VARIANT_FLAGS, seed=st.integers(0, 2**31), cut=st.integers(0, 400))
+def test_samples_keep_the_view_and_the_recycled_piles(config, seed, cut):  # R4, R5/R6, 7.5
+    game = Battlecards(**config)
+    rng = np.random.default_rng(seed)
+    state = game.new_state(np.random.default_rng(seed))
+    log = _watch_recycles(state)
+    for step in range(cut):
+        if state.is_over:
+            break
+        if step % 25 == 0:
+            _check_samples(state, log, rng)
+        legal = state.legal_actions()
+        state.apply(legal[int(rng.integers(len(legal)))])
+    if not state.is_over:
+        _check_samples(state, log, rng)
+
+
+@pytest.mark.parametrize("config", [{"num_players": 2}, {"num_players": 4, "war_facedown_count": 1},
+                                    {"num_players": 3, "retire_lowest_on_flip": True, "jokers": True},
+                                    {"num_players": 2, "shuffle_mid_game": False}])
+def test_samples_keep_recycled_piles_through_wars(config):  # R4, R5, R11a, R11d, 7.5
+    """Random games, sampled at every 5th decision and at every one in the round of a war-time recycle
+    (the hidden cards from before the recycle are the earlier recycled pile's rest, or from the deal), and
+    in the retirement variant no hand holds a card retired at its draws."""
+    game = Battlecards(**config)
+    rng = np.random.default_rng(7)
+    checked = war_recycles = 0
+    for seed in range(6):
+        state = game.new_state(np.random.default_rng(seed))
+        log = _watch_recycles(state)
+        for step in range(250):
+            if state.is_over:
+                break
+            war_recycle = any(state.recycle_mark)
+            if war_recycle or step % 5 == 0:
+                checked += _check_samples(state, log, rng)
+            war_recycles += war_recycle
+            legal = state.legal_actions()
+            state.apply(legal[int(rng.integers(len(legal)))])
+    assert checked > 50 and war_recycles > 0  # the facts were in play, in wars too
+
+
+def test_samples_arrange_a_recycled_pile_uniformly():  # R5 / R23: the recycle shuffle is uniform
+    from scipy.stats import chisquare
+
+    game = Battlecards(num_players=2)
+    rng = np.random.default_rng(0)
+    for seed in range(50):  # a LEAD with the opponent holding a recycled pile of several kinds
+        state = game.new_state(np.random.default_rng(seed))
+        log = _watch_recycles(state)
+        while not state.is_over and state.rounds_completed < 200:
+            legal = state.legal_actions()
+            state.apply(legal[int(rng.integers(len(legal)))])
+            viewer = state.current_player
+            if state.phase == LEAD and 1 - viewer in log and len(state.piles[1 - viewer]) >= 4:
+                if len(_kinds_held(state, 1 - viewer)) >= 4:
+                    break
+        else:
+            continue
+        break
+    opponent = 1 - viewer
+    held = _kinds_held(state, opponent)
+    on_top, in_hand = Counter(), Counter()
+    draws = 1500
+    for _ in range(draws):
+        twin = state.sample_hidden(viewer, rng)
+        on_top[KIND[twin.piles[opponent][0]]] += 1
+        in_hand.update(KIND[c] for c in twin.hands[opponent])
+    kinds = sorted(held)
+    total = sum(held.values())
+    hand = len(state.hands[opponent])
+    assert set(on_top) <= set(kinds) and set(in_hand) <= set(kinds)  # only kinds of its recycled pile's rest
+    # every arrangement of the recycled pile's rest over hand and pile is equally likely
+    assert chisquare([on_top[k] for k in kinds], [draws * held[k] / total for k in kinds]).pvalue > 1e-4
+    assert chisquare([in_hand[k] for k in kinds], [draws * hand * held[k] / total for k in kinds]).pvalue > 1e-4
 
 
 # -- the environment: eliminated players leave (PettingZoo dead-agent convention) -------------------------

@@ -2,7 +2,7 @@
 
 * determinizations (``Decision.sample_state``, i.e. each game's ``sample_hidden``): the sampled state
   keeps the decider's view and legal actions, keeps every fact the view proves (Revolution's voids
-  and the ace of spades, Battlecards' known cards ``K_p``), and can produce every consistent deal --
+  and the ace of spades, Battlecards' known cards ``K_p`` and recycled piles), and can produce every consistent deal --
   uniformly, where the posterior is uniform (Revolutionary War, Bloodlines);
 * the search: determinism for a fixed seed and simulation budget, finding the forced win in
   perfect-information Revolutionary War endgames (checked against the exact solver), per-seat
@@ -389,6 +389,35 @@ def test_bloodlines_samples_hands_and_pile_orders_uniformly():
     assert chisquare([on_top[c] for c in own_pile]).pvalue > 1e-4  # and each own pile card on top
 
 
+@pytest.mark.xfail(strict=True, reason="card_envs/bloodlines/rules.py sample_hidden redeals the opponent's hand from "
+                   "hand + pile uniformly, but under allow_pass=False (R6, A21) a PASS proves the passer's hand "
+                   "held no playable heart or spade (spec section 7, 'Inference from passes'), true until it draws "
+                   "again (reported; remove this marker once samples keep it)")
+def test_bloodlines_samples_keep_the_forced_pass_inference():  # R6 / A21 with allow_pass=False
+    from card_envs.bloodlines.rules import HEART, K_OF, PASS
+
+    game = card_envs.make_game("bloodlines_v0", auto_skip_forced=False)
+    rng = np.random.default_rng(0)
+    checked = 0
+    for seed in range(60):
+        state = game.new_state(np.random.default_rng(seed))
+        while not state.is_over and checked < 600:
+            legal = state.legal_actions()
+            if PASS in legal and not any(HEART <= a < PASS for a in legal):  # no main action: a forced pass
+                passer = state.current_player
+                state.apply(PASS)
+                if state.is_over or state.current_player == passer:
+                    continue
+                assert not [c for c in state.hands[passer] if K_OF[c] >= 18]  # the premise: no heart or spade
+                for _ in range(10):
+                    held = Decision.of(state).sample_state(rng).hands[passer]
+                    assert not [c for c in held if K_OF[c] >= 18]  # K_OF 18-35: hearts and spades
+                    checked += 1
+                continue
+            state.apply(legal[int(rng.integers(len(legal)))])
+    assert checked >= 600
+
+
 # -- Battlecards: known cards K_p stay in p's hidden holdings (section 7.5) ------------------------
 
 
@@ -417,9 +446,6 @@ def test_battlecards_samples_keep_known_cards(players):
     assert checked > 0  # some K_p was non-empty
 
 
-@pytest.mark.xfail(strict=True, reason="card_envs/battlecards/rules.py sample_hidden deals unknown cards into any "
-                   "hidden slot of p, but after p's recycle (R5) p's face-down pile holds only cards of that public "
-                   "face-up pile (reported; remove this marker once samples keep it)")
 def test_battlecards_samples_keep_the_recycled_pile():  # R5/R6: a pile is only ever refilled by a recycle
     from card_envs.battlecards.rules import KIND
 

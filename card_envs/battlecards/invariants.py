@@ -15,6 +15,10 @@ eliminated             an eliminated player holds no card and has no card on the
 knowledge (7.5)        ``|K_p| + u_p`` = hand + pile + own unrevealed face-down table cards, and
                        ``K_p`` is a sub-multiset of those (sound); the same for ``F_p`` / ``f_p``
                        over the pile and pile-sourced face-down table cards
+recycled piles         each generation of hidden cards with public kinds (``recycled``, ``recycled_before``,
+                       R5) holds exactly those kinds (``_hidden_groups``)
+hand floors            with ``retire_lowest_on_flip``: one floor per hand card, ascending, and the hand can
+                       be matched to them (R4: a card drawn at level ``l`` is no natural card ``<= l``)
 public kinds           ``public_kinds`` = face-up piles + face-up table cards + discard + every ``K_p``
 unaccounted            the acting player's ``unaccounted`` is non-negative and totals the other
                        players' ``u_p`` + its ``f_o`` + the set-aside cards
@@ -25,7 +29,17 @@ round limit            ``rounds_completed <= max_rounds``; truncation only at th
 
 from __future__ import annotations
 
-from card_envs.battlecards.rules import BURY, FROM_HAND, FROM_PILE, KIND, NUM_KINDS, OVER, WAR_CARD, BattlecardsState
+from card_envs.battlecards.rules import (
+    BURY,
+    FROM_HAND,
+    FROM_PILE,
+    KIND,
+    NATURAL_VALUE,
+    NUM_KINDS,
+    OVER,
+    WAR_CARD,
+    BattlecardsState,
+)
 
 
 def _counts(cards: list[int]) -> list[int]:
@@ -83,6 +97,16 @@ def invariant_errors(state: BattlecardsState) -> list[str]:
             errors.append(f"knowledge: |F_{p}| + f_{p} != {sum(pile_hidden)} pile cards")
         if any(pile_known[k] > pile_hidden[k] for k in range(NUM_KINDS)):
             errors.append(f"knowledge: F_{p} = {pile_known} is not within the pile {pile_hidden}")
+        if config.retire_lowest_on_flip:
+            floors = state.hand_floors[p]
+            survives = sorted(NATURAL_VALUE[c] - 1 if NATURAL_VALUE[c] else 99 for c in hand)  # highest level
+            if floors != sorted(floors) or len(floors) != len(hand) or any(
+                    f > top for f, top in zip(floors, survives, strict=False)):
+                errors.append(f"hand floors: player_{p}'s floors {floors} do not fit the hand {hand}")
+        for slots, kinds in state._hidden_groups(p, own=False):
+            if kinds is not None and _counts([slot[0][slot[1]] for slot in slots]) != kinds:
+                errors.append(f"recycled piles: player_{p}'s {len(slots)} hidden cards of a generation are not "
+                              f"its recycled kinds {kinds}")
         for k in range(NUM_KINDS):
             public[k] += known[k] + state.face_up_kinds[p][k]
     if state.public_kinds != public:

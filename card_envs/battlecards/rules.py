@@ -29,7 +29,7 @@ import numpy as np
 from card_envs.cards import CODES, JOKER_IDS, RANK_VALUE, card_codes, card_id, standard_deck
 from card_envs.core.config import GameConfig, check_range
 from card_envs.core.engine import NO_PLAYER, Game, GameState
-from card_envs.core.errors import ConfigError, DeckError
+from card_envs.core.errors import ConfigError, DeckError, StateError
 
 # -- cards, kinds, values (section 2) ---------------------------------------------------------------
 
@@ -58,6 +58,10 @@ VERBS: tuple[str, ...] = ("lead", "follow", "bury", "war-up")
 
 ROUND_CARD, WAR_CARD, FROM_PILE, FROM_HAND, FROM_RECYCLED = 0, 1, 2, 3, 4
 SOURCE_NAMES: tuple[str, ...] = ("round card", "war card", "pile", "hand", "recycled pile")
+#: a hidden card's place, for ``sample_hidden``: (zone -- a hand, a pile or a table placement --, index in
+#: it, whether it is in the pile part: the face-down pile or a face-down table card taken from a pile,
+#: the retirement level its card is known to survive: a hand card's floor, else 0)
+_Slot = tuple[list[int], int, bool, int]
 HIDDEN = -1  #: a face-down card's id in a view that may not see it
 
 
@@ -209,6 +213,8 @@ class BattlecardsState(GameState):
         "entry_order", "participants", "war_level", "stuck", "war_queue", "bury_left", "commit_rest",
         # public knowledge (7.5)
         "known", "unknown", "pile_known", "pile_unknown", "public_kinds",
+        # public knowledge of each seat's recycled piles (R5, 7.5) and hand draws (R4), for ``sample_hidden``
+        "recycled", "recycled_before", "recycle_mark", "hand_floors",
         # counters and variants
         "joker_value", "retire_level", "rounds_completed", "shares", "outcome_paid", "eliminated_early",
         # outcome
@@ -246,6 +252,19 @@ class BattlecardsState(GameState):
     pile_unknown: list[int]
     #: per kind: cards in face-up piles, face up on the table, in the discard, or in some ``K_p``
     public_kinds: list[int]
+    #: per seat: the cards of its last recycled face-up pile (R5) not shown since, per kind -- exactly
+    #: the kinds of its hidden cards that came from that pile; None before its first recycle
+    recycled: list[list[int] | None]
+    #: per seat, in the round of its last recycle only: the same for the pile recycled before (its
+    #: hidden cards from before that recycle); None otherwise or if they come from the deal
+    recycled_before: list[list[int] | None]
+    #: per seat: the length of the table at its last recycle in this round (0 if none this round); its
+    #: face-down table cards from that index on come from that recycle, the earlier ones from before
+    recycle_mark: list[int]
+    #: per seat, only with ``retire_lowest_on_flip``: a retirement level for each hand card, ascending,
+    #: that it was drawn at or above (R4: so it is no natural card of value <= that level); a sound
+    #: bound, since a play or burial does not show which card left (see ``_forget_floor``)
+    hand_floors: list[list[int]]
     joker_value: int
     retire_level: int
     rounds_completed: int
@@ -302,6 +321,8 @@ class BattlecardsState(GameState):
         player = self.current_player
         card = self._take_from_hand(player, action)
         phase = self.phase
+        if self.game.config.retire_lowest_on_flip:
+            self._forget_floor(player, card if phase != BURY else None)
         if phase == BURY:
             self._place(player, card, FROM_HAND)
             self.bury_left -= 1
@@ -309,7 +330,7 @@ class BattlecardsState(GameState):
                 self._finish_commit(player, self.commit_rest)
                 self._next_commit()
             return
-        self._reveal(player, card)
+        self._reveal(player, card, phase == WAR_UP and self._hand_predates_recycle(player))
         if phase == WAR_UP:
             self._place(player, card, WAR_CARD)
             self.fighting[player] = card
@@ -354,6 +375,8 @@ class BattlecardsState(GameState):
             self.public_kinds[KIND[card]] += 1
         else:
             self.hands[player].append(card)
+            if self.game.config.retire_lowest_on_flip:
+                self.hand_floors[player].append(self.retire_level)  # levels only rise: stays ascending
             self.hand_kinds[player][KIND[card]] += 1
 
     def _recycle(self, player: int) -> None:
@@ -364,6 +387,11 @@ class BattlecardsState(GameState):
         self.piles[player] = won
         self.face_up[player] = []
         kinds = self.face_up_kinds[player]
+        # public: the new pile is exactly this one; what is left of the one before is only ever on the table
+        # or (R11d) in the hand, until the end of this round
+        self.recycled_before[player] = self.recycled[player] if self.table else None
+        self.recycled[player] = list(kinds)
+        self.recycle_mark[player] = len(self.table)
         known, pile_known = self.known[player], self.pile_known[player]
         for k in range(NUM_KINDS):  # 7.5: the recycled pile's contents are public
             known[k] += kinds[k]
@@ -386,15 +414,38 @@ class BattlecardsState(GameState):
 
     # -- knowledge (7.5) ---------------------------------------------------------------------------
 
-    def _reveal(self, player: int, card: int) -> None:
-        """A card of ``player``'s hidden holdings became public: update ``K_p`` / ``u_p``."""
+    def _reveal(self, player: int, card: int, earlier: bool = False) -> None:
+        """A card of ``player``'s hidden holdings became public: update ``K_p`` / ``u_p``, and the
+        cards left of the recycled pile it came from (``earlier``: from before the last recycle)."""
         known = self.known[player]
         kind = KIND[card]
+        recycled = (self.recycled_before if earlier else self.recycled)[player]
+        if recycled is not None:
+            recycled[kind] -= 1
         if known[kind]:
             known[kind] -= 1
             self.public_kinds[kind] -= 1
         else:
             self.unknown[player] -= 1
+
+    def _forget_floor(self, player: int, card: int | None) -> None:
+        """A card left the hand: drop the highest floor it may have had -- below a played natural card's
+        value, any for a joker or a buried (unseen) card -- so that the floors stay sound."""
+        floors = self.hand_floors[player]
+        value = NATURAL_VALUE[card] if card is not None else 0
+        i = len(floors) - 1
+        while value and floors[i] >= value:
+            i -= 1
+        floors.pop(i)
+
+    def _hand_predates_recycle(self, player: int) -> bool:
+        """True while ``player``'s hand is the one card kept through a recycle in a war shortage
+        (R11c-d: exactly one card is kept; it is the next war card, R12); otherwise every hand card was
+        drawn from the current face-down pile."""
+        for _card, owner, source, _level in reversed(self.table):
+            if owner == player:
+                return source == FROM_RECYCLED
+        return False
 
     def _left_pile(self, player: int, card: int) -> None:
         """A card left ``player``'s pile knowledge (drawn, or revealed from the table): ``F_o`` / ``f_o``."""
@@ -500,9 +551,10 @@ class BattlecardsState(GameState):
 
     def _reveal_face_down(self) -> None:
         """A12: at the end of a round every face-down table card is turned face up."""
-        for card, owner, source, _level in self.table:
+        marks = self.recycle_mark
+        for i, (card, owner, source, _level) in enumerate(self.table):
             if source >= FROM_PILE:
-                self._reveal(owner, card)
+                self._reveal(owner, card, i < marks[owner])
                 if source != FROM_HAND:
                     self._left_pile(owner, card)
 
@@ -562,6 +614,9 @@ class BattlecardsState(GameState):
             if source <= WAR_CARD:
                 public[KIND[card]] -= 1
         self.table = []
+        if any(self.recycle_mark):  # a recycle in this round: every card from before it is shown now
+            self.recycle_mark = [0] * len(self.active)
+            self.recycled_before = [None] * len(self.active)
         for p in self.clockwise(self.leader):  # A34: clockwise from the next leader
             self._fill(p)
         out = [p for p in self.clockwise(self.leader) if self.cards_held(p) == 0]
@@ -729,55 +784,124 @@ class BattlecardsState(GameState):
         return len(self.hands[player]) + len(self.piles[player]) + facedown
 
     def sample_hidden(self, player: int, rng: np.random.Generator) -> BattlecardsState:
-        """Redeal every card ``player`` cannot see, consistently with its view: other players'
-        hands, piles and face-down table cards (holding at least ``K_p``), the viewer's own
-        pile and pile-sourced face-down cards (holding at least ``F_o``), and the set-aside cards.
+        """Redeal every card ``player`` cannot see -- other players' hands, piles and face-down table
+        cards, the viewer's own pile and pile-sourced face-down cards, the set-aside cards -- keeping
+        every fact the viewer's information state proves, and uniformly among such deals.
+
+        What the viewer knows, and how the deal keeps it. A pile is only ever refilled by a recycle
+        (R5/R6), and the recycled face-up pile is public (7.5); at most one recycle per seat and round
+        (``U_p`` stays empty until the round's end). So each seat's hidden cards fall into *generations*:
+
+        ==================  =====================================================================
+        generation          cards (of seat ``p``) and what is known of them
+        ==================  =====================================================================
+        current             face-down pile, face-down table cards placed since ``p``'s last
+                            recycle, hand (unless the one below): exactly ``recycled[p]`` --
+                            the recycled pile minus its cards shown since (played, retired,
+                            revealed); unknown (dealt at 3.3) before ``p``'s first recycle
+        earlier             only in the round of a recycle: face-down table cards placed
+                            before it, and in R11d the one hand card kept through it until
+                            it is played as the war card: exactly ``recycled_before[p]``,
+                            or unknown if that recycle was ``p``'s first
+        ==================  =====================================================================
+
+        A known generation gets exactly its kinds, in a uniformly random arrangement over its slots;
+        for the viewer, its own hand and buried cards are taken out of them first (their rest is its
+        pile part). The cards of unknown generations and the set-aside cards are dealt uniformly from
+        what remains. ``K_p`` and ``F_o`` (7.5) are implied: both are sound bounds of the generations.
+        With ``retire_lowest_on_flip``, a hand card drawn at retirement level ``l`` is no natural card
+        of value ``<= l`` (R4: it would have been discarded); each hand slot gets one of ``hand_floors``
+        and only a card that survives it (``_deal``: exactly uniform, the allowed sets being nested).
+
+        Exact: uniform over the deals consistent with every public event and the viewer's own cards,
+        treating the cards of one kind as alike, and assuming that a player's choices say nothing of
+        its cards (what ISMCTS assumes) -- always without the retirement variant. Not exact: (a) suits:
+        a card of the same kind may stand in for a recycled one (no rule reads suits, except R22's
+        choice of which copy leaves a hand); (b) in the retirement variant the floors are a sound
+        bound, not the posterior: a burial, or a play that several floors allow, does not show which
+        floor left, and the highest possible one is dropped (``_forget_floor``), so the sample may put
+        a low card where the history makes it less likely, never where it is impossible by the floors
+        kept. With ``shuffle_mid_game=False`` (test hook) the order of a recycled pile is public: its
+        face-down pile and the face-down table cards taken from it stay as they are, and only its hand
+        and buried cards are redealt.
 
         The other players' private pile knowledge ``F_p`` is not the viewer's to use; in the copy it
-        becomes the known cards (``K_p``) that landed in their pile or pile-sourced face-down cards,
-        so that every player's knowledge is sound in the copy too."""
+        becomes the kinds of their pile cards of known generations, so every record stays sound."""
         twin = self.clone()
         n = len(self.active)
-        slots_of = [twin._hidden_slots(p, include_hand=p != player) for p in range(n)]
-        pool = [zone[i] for slots in slots_of for zone, i, _ in slots] + list(twin.set_aside)
+        groups = [(p, slots, kinds) for p in range(n) for slots, kinds in twin._hidden_groups(p, own=p == player)]
+        pool = [slot[0][slot[1]] for _p, slots, _kinds in groups for slot in slots] + list(twin.set_aside)
         by_kind: list[list[int]] = [[] for _ in range(NUM_KINDS)]
         for i in rng.permutation(len(pool)).tolist():
             by_kind[KIND[pool[i]]].append(pool[i])
-        musts = [twin.known[p] if p != player else twin.pile_known[p] for p in range(n)]
-        assigned = [[(by_kind[k].pop(), True) for k in range(NUM_KINDS) for _ in range(must[k])] for must in musts]
+        free: list[tuple[int, _Slot]] = []  # slots of unknown generations, with their seat
+        for p, slots, kinds in groups:
+            if kinds is None:
+                free += [(p, slot) for slot in slots]
+                continue
+            if sum(kinds) != len(slots) or any(len(by_kind[k]) < kinds[k] for k in range(NUM_KINDS)):
+                raise StateError(f"battlecards: sample_hidden: player_{p}'s known kinds {kinds} do not fit its "
+                                 f"{len(slots)} hidden card(s) of that generation; the knowledge fields of the "
+                                 f"position are inconsistent with its cards")
+            _deal([by_kind[k].pop() for k in range(NUM_KINDS) for _ in range(kinds[k])], slots, rng)
         rest = [c for cards in by_kind for c in cards]
-        rest = [rest[i] for i in rng.permutation(len(rest)).tolist()]
-        for p, (slots, cards) in enumerate(zip(slots_of, assigned, strict=True)):
-            cards += [(rest.pop(), False) for _ in range(len(slots) - len(cards))]
-            cards = [cards[i] for i in rng.permutation(len(cards)).tolist()]
-            for (zone, i, _pile_part), (card, _known) in zip(slots, cards, strict=True):
-                zone[i] = card
-            if p != player:
-                pile_known = [0] * NUM_KINDS
-                for (_zone, _i, pile_part), (card, known) in zip(slots, cards, strict=True):
-                    if pile_part and known:
-                        pile_known[KIND[card]] += 1
-                twin.pile_known[p] = pile_known
-                twin.pile_unknown[p] = sum(1 for slot in slots if slot[2]) - sum(pile_known)
-                twin.hand_kinds[p] = [0] * NUM_KINDS
-                for card in twin.hands[p]:
-                    twin.hand_kinds[p][KIND[card]] += 1
+        rest = _deal(rest, [slot for _p, slot in free], rng)
+        unknown_in_pile = [[0] * NUM_KINDS for _ in range(n)]
+        for p, (zone, i, pile_part, _floor) in free:
+            if pile_part:
+                unknown_in_pile[p][KIND[zone[i]]] += 1
         twin.set_aside = rest
+        for p in range(n):
+            if p != player:  # F_p: its pile cards of known generations (the rest, f_p, came from the deal)
+                pile_part = twin.piles[p] + [c for c, owner, source, _ in twin.table
+                                             if owner == p and source in (FROM_PILE, FROM_RECYCLED)]
+                twin.pile_known[p] = [have - unknown for have, unknown in zip(
+                    _kind_counts(pile_part), unknown_in_pile[p], strict=True)]
+                twin.pile_unknown[p] = sum(unknown_in_pile[p])
+                twin.hand_kinds[p] = _kind_counts(twin.hands[p])
         twin._reseed_from(rng)
         return twin
 
-    def _hidden_slots(self, player: int, include_hand: bool) -> list[tuple[list[int], int, bool]]:
-        """(zone, index, in the pile part) of ``player``'s hidden cards: hand (if asked), face-down
-        pile, and face-down table cards (buried ones only with the hand)."""
-        slots = [(self.hands[player], i, False) for i in range(len(self.hands[player]))] if include_hand else []
-        slots += [(self.piles[player], i, True) for i in range(len(self.piles[player]))]
-        for placement in self.table:
-            if placement[1] == player and placement[2] >= FROM_PILE:
-                if placement[2] != FROM_HAND:
-                    slots.append((placement, 0, True))
-                elif include_hand:
-                    slots.append((placement, 0, False))
-        return slots
+    def _hidden_groups(self, player: int, own: bool) -> list[tuple[list[_Slot], list[int] | None]]:
+        """``player``'s hidden cards by generation (see :meth:`sample_hidden`) as ``(slots, kinds)``: each
+        slot ``(zone, index, in the pile part)``; ``kinds`` the exact kinds of those slots, or None for an
+        unknown generation (from the deal). ``own``: the viewer's own -- its hand and buried cards are seen,
+        so they are no slots and leave ``kinds``; so do the cards of an ordered recycled pile (R23 with
+        ``shuffle_mid_game=False``), which everyone can follow card by card."""
+        mark = self.recycle_mark[player]
+        hand, pile = self.hands[player], self.piles[player]
+        floors = self.hand_floors[player][::-1] or [0] * len(hand)  # which hand card has which: any
+        earlier_hand = self._hand_predates_recycle(player)
+        groups = []
+        for earlier, known in ((False, self.recycled[player]), (True, self.recycled_before[player])):
+            kinds = None if known is None else list(known)
+            ordered = kinds is not None and not self.game.config.shuffle_mid_game
+            slots: list[_Slot] = []
+            seen: list[int] = []
+            if earlier == earlier_hand:
+                if own:
+                    seen += hand
+                else:
+                    slots += [(hand, i, False, floors[i]) for i in range(len(hand))]
+            if not earlier:
+                if ordered:
+                    seen += pile
+                else:
+                    slots += [(pile, i, True, 0) for i in range(len(pile))]
+            for i, placement in enumerate(self.table):
+                card, owner, source, _level = placement
+                if owner != player or source < FROM_PILE or (i < mark) != earlier:
+                    continue
+                if own if source == FROM_HAND else ordered:
+                    seen.append(card)
+                else:
+                    slots.append((placement, 0, source != FROM_HAND, 0))
+            if kinds is not None:
+                for card in seen:
+                    kinds[KIND[card]] -= 1
+            if slots or kinds is not None:
+                groups.append((slots, kinds))
+        return groups
 
     # -- text ------------------------------------------------------------------------------------------
 
@@ -823,6 +947,31 @@ class BattlecardsState(GameState):
         else:
             lines.append(f"game over: draw between {', '.join(f'player_{p}' for p in self.winner_set)}")
         return "\n".join(lines)
+
+
+def _deal(cards: list[int], slots: Sequence[_Slot], rng: np.random.Generator) -> list[int]:
+    """Put ``cards`` into ``slots`` uniformly at random among the deals in which no slot gets a card that R4
+    retires at its floor; returns the cards left over, in random order. The floors' sets of allowed cards
+    are nested, so filling the most constrained slot first, each uniformly among the cards it allows,
+    is exactly uniform (every choice leaves the same number of completions)."""
+    cards = [cards[i] for i in rng.permutation(len(cards)).tolist()]
+    for zone, i, _pile_part, floor in sorted(slots, key=lambda slot: -slot[3]):
+        if floor > 1:
+            allowed = [j for j, card in enumerate(cards) if not 0 < NATURAL_VALUE[card] <= floor]
+            if not allowed:
+                raise StateError(f"battlecards: sample_hidden: no card left that a hand drawn at retirement "
+                                 f"level {floor} can hold; the position's hand_floors are inconsistent")
+            zone[i] = cards.pop(allowed[int(rng.integers(len(allowed)))])
+        else:
+            zone[i] = cards.pop()
+    return cards
+
+
+def _kind_counts(cards: Sequence[int]) -> list[int]:
+    counts = [0] * NUM_KINDS
+    for card in cards:
+        counts[KIND[card]] += 1
+    return counts
 
 
 def _sort_key(card: int) -> tuple[int, int]:
@@ -902,6 +1051,10 @@ class Battlecards(Game):
         state.pile_known = [[0] * NUM_KINDS for _ in range(n)]
         state.pile_unknown = [k] * n
         state.public_kinds = [0] * NUM_KINDS
+        state.recycled = [None] * n
+        state.recycled_before = [None] * n
+        state.recycle_mark = [0] * n
+        state.hand_floors = [[] for _ in range(n)]
         state.joker_value = config.joker_initial_value  # A36
         state.retire_level = 1
         state.rounds_completed = 0
