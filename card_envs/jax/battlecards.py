@@ -297,11 +297,27 @@ def _over_kinds(x: jax.Array) -> jax.Array:
     return functools.reduce(jnp.add, [x[:, k] for k in range(NUM_KINDS)])
 
 
-def _of(x: jax.Array, seat: jax.Array) -> jax.Array:
-    """``x[seat]`` of a per-seat array (``(n, ...)``, ``seat`` per game), as selects."""
+def _keep(x: jax.Array) -> jax.Array:
+    """``x``, computed once: XLA fuses chains of elementwise ops into every consumer, so a per-game value
+    read by per-seat or per-kind arrays would be recomputed for each of their entries; a reduction (here over
+    ``x`` and a neutral value) is not fused into its consumers (``optimization_barrier`` does not do it on CPU)."""
+    if x.dtype == jnp.bool_:
+        return jnp.stack([x, jnp.zeros_like(x)]).any(0)
+    neutral = jnp.finfo(x.dtype).min if jnp.issubdtype(x.dtype, jnp.floating) else jnp.iinfo(x.dtype).min
+    return jnp.stack([x, jnp.full_like(x, neutral)]).max(0)
+
+
+def _get_columns(rows: jax.Array, leaf: jax.Array) -> jax.Array:
+    """``leaf[..., rows]`` for sorted ``rows`` (past the end: the last column)."""
+    return leaf.at[..., rows].get(mode="clip", indices_are_sorted=True)
+
+
+def _of(x: jax.Array, seat: jax.Array, hot: jax.Array | None = None) -> jax.Array:
+    """``x[seat]`` of a per-seat array (``(n, ...)``, ``seat`` per game), as selects (``hot``: the seat's
+    one-hot, if computed already)."""
     row = x[0]
     for s in range(1, x.shape[0]):
-        row = jnp.where(seat == s, x[s], row)
+        row = jnp.where(seat == s if hot is None else hot[s], x[s], row)
     return row
 
 
@@ -533,15 +549,15 @@ class Env(CardEnv):
         flow = Flow(seed=seed, counter=jnp.uint32(0), todo=jnp.int32(_DONE), resume=False, end_round=False,
                     winner=jnp.int32(0), tie=False, over=False, over_set=False)
         g, flow = self._decide(g, flow, action)
-        end = flow.todo == _RESOLVE
+        end = _keep(flow.todo == _RESOLVE)
         values = jnp.where(g.active, _value(g.fighting, g.joker_value), -1)
         tied = g.active & (values == _over_seats(values, jnp.maximum))
         single = _over_seats(tied) == 1
-        winner = _over_seats(jnp.where(tied, _column(n, seed), n), jnp.minimum)
+        winner = _keep(_over_seats(jnp.where(tied, _column(n, seed), n), jnp.minimum))
         g = self._clear_table(self._win_round(g, end, winner), end)
         # R16.2 FILL: at most one card each, from the top of an ordered pile or at random from a shuffled one
         in_hand, pile = _over_kinds(g.hand), self._pile_sizes(g)
-        draw = end & g.active & (jnp.minimum(self.config.hand_size - in_hand, pile) > 0)
+        draw = _keep(end & g.active & (jnp.minimum(self.config.hand_size - in_hand, pile) > 0))
         recycle = end & g.active & (in_hand == 0) & (pile == 0)
         fits = (jnp.minimum(self.config.hand_size - in_hand, pile) <= 1) & ~recycle
         covered = round_card & (~end | (single & (not self.retire) & _over_seats(fits, jnp.logical_and)))
@@ -551,7 +567,8 @@ class Env(CardEnv):
         index = _column(n, seed).astype(jnp.uint32) * jnp.uint32(self._most)  # _move's first draw of each seat
         shuffled = _sample_rows(mix32(mix32(index * _GOLDEN + seed) ^ seed), g.pile_rand)
         from_order = g.pile_n > 0
-        drawn = (_column(NUM_KINDS, seed)[None] == jnp.where(from_order, top, shuffled)[:, None]) & draw[:, None]
+        kind = _keep(jnp.where(draw, jnp.where(from_order, top, shuffled), NUM_KINDS))
+        drawn = _column(NUM_KINDS, seed)[None] == kind[:, None]
         pile_known, pile_unknown = _take_known(g.pile_known, g.pile_unknown, drawn)
         g = g._replace(hand=g.hand + drawn, pile_rand=g.pile_rand - (drawn & ~from_order[:, None]),
                        pile=jnp.where(top_slot & (draw & from_order)[:, None], 0, g.pile).astype(jnp.int8),
@@ -575,10 +592,11 @@ class Env(CardEnv):
         def take(carry: tuple[Game, jax.Array]) -> tuple[Game, jax.Array]:
             out, waiting = carry
             (rows,) = jnp.nonzero(waiting, size=slots, fill_value=batch)  # batch: past the end, dropped below
-            some = jax.tree.map(lambda leaf: jnp.moveaxis(leaf.at[..., rows].get(mode="clip"), -1, 0), g)
-            stepped = jax.vmap(self._full_game_step)(some, action.at[rows].get(mode="clip"),
-                                                     keys.at[rows].get(mode="clip"))
-            out = jax.tree.map(lambda leaf, new: leaf.at[..., rows].set(jnp.moveaxis(new, 0, -1), mode="drop"),
+            get = functools.partial(_get_columns, rows)
+            stepped = jax.vmap(self._full_game_step)(jax.tree.map(lambda leaf: jnp.moveaxis(get(leaf), -1, 0), g),
+                                                     get(action), get(keys.T).T)
+            out = jax.tree.map(lambda leaf, new: leaf.at[..., rows].set(jnp.moveaxis(new, 0, -1), mode="drop",
+                                                                         indices_are_sorted=True, unique_indices=True),
                                out, stepped)
             return out, waiting.at[rows].set(False, mode="drop")
 
@@ -774,7 +792,7 @@ class Env(CardEnv):
             round_card=jnp.where(seat & round_card, action, g.round_card),
             bury_left=g.bury_left - bury,
         )
-        follower = self._next_active(g, p)  # R7: the next follower, or the round is resolved
+        follower = _keep(self._next_active(g, p))  # R7: the next follower, or the round is resolved
         round_done = round_card & (follower == g.leader)
         shower, more = self._next_in_war(g, _over_seats(g.entry * seat))  # R12: the next war card, or resolve
         war_up = phase == WAR_UP
@@ -916,8 +934,8 @@ class Env(CardEnv):
         truncation, the next leader and round."""
         c = self.config
         end = flow.end_round
-        held = self._held(g)
-        out = end & g.active & (held == 0)  # R17
+        held = _keep(self._held(g))
+        out = _keep(end & g.active & (held == 0))  # R17
         g = g._replace(active=g.active & ~out)
         if c.shaping_weight:
             g = self._shape(g, held, end)
@@ -925,6 +943,7 @@ class Env(CardEnv):
         last_one = end & (remaining <= 1)  # R16.4 / A32
         limit = c.max_rounds if c.max_rounds is not None else np.iinfo(np.int32).max
         truncate = end & ~last_one & (g.rounds >= limit)  # R16.5 / R19
+        last_one, truncate = _keep(last_one), _keep(truncate)
         go_on = end & ~last_one & ~truncate
         g = self._pay_elimination(g, out & go_on)
         leader_out = go_on & ~_of(g.active, g.leader)  # R16.6 / A33
@@ -1087,7 +1106,8 @@ class Env(CardEnv):
             g.entry[:, None], kind_hot(g.fighting), _over_kinds(g.table_down)[:, None],
             _over_kinds(g.table_buried)[:, None], g.known, g.unknown[:, None],
         ], axis=1, dtype=f32)
-        rotated = [_of(blocks, _wrap(o + j, n)) for j in range(n)]  # relative to the observer (j = 0: own)
+        # relative to the observer (j = 0: own); the seat masks once per game, not per entry
+        rotated = [_of(blocks, None, _keep(_seat_hot(_wrap(o + j, n), n))) for j in range(n)]
         own = lambda x: _of(x, o)  # noqa: E731
         batch = jnp.shape(o)
         decision = (_column(4, o) == g.phase) & ((g.current == o) & playing)
