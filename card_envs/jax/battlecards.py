@@ -44,6 +44,20 @@ In lockstep, a step where the Python engine shuffles is compared through ``from_
 shuffle is its own random draw); every other step, and every step under ``shuffle_mid_game=False``, is
 compared directly, game arrays included.
 
+Two layouts of a batch
+----------------------
+``jax.vmap(env.step)`` (batch axis first) runs the full step (:meth:`Env._full_step`, every rule above) for
+every game. The engine is also ``batch_last`` (``env.step_batch_last``, ``env.init_batch_last``; the same
+states, tested decision by decision), which is faster on CPU: there most decisions take a common step
+written on whole rows of the batch (:meth:`Env._common_step`: a LEAD or FOLLOW decision and, when it ends
+the round, a single winner and a refill of at most one card per seat without a recycle; about 86% of the
+decisions of random play with 2 or 6 players), and the other games (wars, ties, longer refills, recycles,
+retirement at a round's end; every game under ``shuffle_mid_game=False``) are gathered into slots and take
+the full step under ``vmap`` (:meth:`Env._rare_steps`). Both steps draw a shuffled pile's card from the
+same random word, so they give the same state for the same key. Observation and mask are written entry by
+entry along axis 0 for both layouts. Per-game values that many per-kind entries read are computed once
+(``_keep``): XLA's CPU fusion would otherwise recompute them for each entry.
+
 State arrays (``N`` = ``num_players``, ``D`` = deck size 52 or 54)
 ------------------------------------------------------------------
 =====================  ===========  =================================================================
