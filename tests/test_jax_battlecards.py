@@ -30,7 +30,7 @@ import jax.numpy as jnp  # noqa: E402
 
 from card_envs.battlecards.rules import BURY, FOLLOW, KIND, KIND_NAMES, LEAD, OVER, WAR_UP, Battlecards  # noqa: E402
 from card_envs.cards import card_id  # noqa: E402
-from card_envs.jax.core import random_legal_actions  # noqa: E402
+from card_envs.jax.core import make, random_legal_actions  # noqa: E402
 from tests import jax_support  # noqa: E402
 
 NAME = "battlecards_v0"
@@ -441,3 +441,60 @@ def test_the_invariant_checker_catches_corruption():
     assert invariant_errors(env, states.replace(_known=states._known.at[0, 0, 0].add(1))) != []
     assert invariant_errors(env, states.replace(_hand=states._hand.at[1, 0, 3].add(1))) != []
     assert invariant_errors(env, states.replace(_pile_unknown=states._pile_unknown.at[2, 1].add(-1))) != []
+
+
+# -- the batch-last step: the common step and the rare one (step_batch_last) --------------------------------------
+
+
+def batch_last_matches_vmapped_step(options: dict[str, Any], games: int, decisions: int, seed: int,
+                                    slots: int | None = None) -> dict[str, int]:
+    """Random play of ``games`` games (re-dealt when they end): at every decision ``step_batch_last`` (the common
+    step vectorised across games, the rest through the full step in ``slots``) must give the same states as
+    ``vmap(step)`` (the full step of each game). Returns how often each path ran."""
+    from card_envs.jax.core import batch_first, batch_last
+
+    env = make(NAME, **options)
+    if slots is not None:  # few slots: the rare step's loop runs several rounds
+        env._rare_slots = lambda batch: slots
+    vmapped, last_step = jax.jit(jax.vmap(env.step)), jax.jit(env.step_batch_last)
+    init = jax.jit(jax.vmap(env.init))
+    covered = jax.jit(lambda s, a, k: env._common_step(env._game(s), a, jax.vmap(
+        lambda key: jax.random.bits(key, (), jnp.uint32))(k))[1])
+    states = init(jax.random.split(jax.random.PRNGKey(seed), games))
+    key = jax.random.PRNGKey(seed + 1)
+    counts = {"common": 0, "rare": 0, "most_rare": 0, "ends": 0}
+    for t in range(decisions):
+        key, act_key, step_key, deal_key = jax.random.split(key, 4)
+        actions = random_legal_actions(act_key, states.legal_action_mask)
+        keys = jax.random.split(step_key, games)
+        last = batch_last(states)
+        running = ~np.asarray(states.terminated | states.truncated)
+        common = np.asarray(covered(last, actions, keys)) & running
+        counts["common"] += int(common.sum())
+        counts["rare"] += int((~common & running).sum())
+        counts["most_rare"] = max(counts["most_rare"], int((~common & running).sum()))
+        expected = vmapped(states, actions, keys)
+        got = batch_first(last_step(last, actions, keys))
+        for (path, want), have in zip(jax.tree_util.tree_leaves_with_path(expected), jax.tree.leaves(got),
+                                      strict=True):
+            assert np.array_equal(want, have), f"decision {t}: {jax.tree_util.keystr(path)} differs"
+        done = np.asarray(expected.terminated | expected.truncated)
+        counts["ends"] += int(done.sum())
+        fresh = init(jax.random.split(deal_key, games))
+        states = jax.tree.map(lambda new, old, done=done: jnp.where(done.reshape((-1,) + (1,) * (old.ndim - 1)),
+                                                                    new, old), fresh, expected)
+    return counts
+
+
+@pytest.mark.parametrize("index", [0, 3], ids=lambda i: f"cfg{i}")
+def test_step_batch_last_is_the_full_step_at_every_decision(index):  # R7-R19 through both paths
+    counts = batch_last_matches_vmapped_step(VARIANTS[index], games=16, decisions=120, seed=index, slots=3)
+    assert counts["common"] > 0 and counts["most_rare"] > 3  # both paths ran, the rare loop several rounds
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("index", range(len(VARIANTS)), ids=lambda i: f"cfg{i}")
+def test_step_batch_last_is_the_full_step_through_whole_games(index):
+    options = dict(VARIANTS[index], max_rounds=60) if index == 0 else VARIANTS[index]
+    counts = batch_last_matches_vmapped_step(options, games=32, decisions=600, seed=10 + index, slots=4)
+    assert counts["common"] > 0 and counts["rare"] > 0 and counts["ends"] > 0

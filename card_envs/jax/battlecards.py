@@ -44,6 +44,20 @@ In lockstep, a step where the Python engine shuffles is compared through ``from_
 shuffle is its own random draw); every other step, and every step under ``shuffle_mid_game=False``, is
 compared directly, game arrays included.
 
+Two layouts of a batch
+----------------------
+``jax.vmap(env.step)`` (batch axis first) runs the full step (:meth:`Env._full_step`, every rule above) for
+every game. The engine is also ``batch_last`` (``env.step_batch_last``, ``env.init_batch_last``; the same
+states, tested decision by decision), which is faster on CPU: there most decisions take a common step
+written on whole rows of the batch (:meth:`Env._common_step`: a LEAD or FOLLOW decision and, when it ends
+the round, a single winner and a refill of at most one card per seat without a recycle; about 86% of the
+decisions of random play with 2 or 6 players), and the other games (wars, ties, longer refills, recycles,
+retirement at a round's end; every game under ``shuffle_mid_game=False``) are gathered into slots and take
+the full step under ``vmap`` (:meth:`Env._rare_steps`). Both steps draw a shuffled pile's card from the
+same random word, so they give the same state for the same key. Observation and mask are written entry by
+entry along axis 0 for both layouts. Per-game values that many per-kind entries read are computed once
+(``_keep``): XLA's CPU fusion would otherwise recompute them for each entry.
+
 State arrays (``N`` = ``num_players``, ``D`` = deck size 52 or 54)
 ------------------------------------------------------------------
 =====================  ===========  =================================================================
@@ -94,6 +108,8 @@ Integer fields are int32 unless marked.
 
 from __future__ import annotations
 
+import functools
+import itertools
 from typing import Any, ClassVar, NamedTuple
 
 import jax
@@ -262,6 +278,63 @@ def _one_hot(index: jax.Array, size: int) -> jax.Array:
     return jnp.arange(size) == index
 
 
+# Helpers on game arrays with any trailing batch axes (none for one state, ``(B,)`` with the batch last:
+# ``batch_last``): seats on axis 0, kinds on axis 1 of a per-seat-and-kind array. Sums are written as adds of
+# slices, so a batch-last array is reduced with whole-row vector adds (XLA's CPU reductions over a leading or
+# middle axis compile to scalar loops).
+
+
+def _column(size: int, like: jax.Array) -> jax.Array:
+    """``0 .. size-1`` along axis 0, broadcasting against ``like``'s batch axes."""
+    return jnp.arange(size, dtype=jnp.int32).reshape((size,) + (1,) * jnp.ndim(like))
+
+
+def _seat_hot(seat: jax.Array, n: int) -> jax.Array:
+    """``(n, *batch)``: True in ``seat``'s row."""
+    return _column(n, seat) == seat
+
+
+def _kind_hot(kind: jax.Array) -> jax.Array:
+    """``(14, *batch)`` one-hot of a kind (none for -1 or ``NUM_KINDS``); ``kind`` of shape ``batch``."""
+    return _column(NUM_KINDS, kind) == kind
+
+
+def _over_seats(x: jax.Array, op: Any = jnp.add) -> jax.Array:
+    """``x`` reduced over its seat axis (axis 0) with ``op`` (bools add as int32)."""
+    if op is jnp.add and x.dtype == jnp.bool_:
+        x = x.astype(jnp.int32)
+    return functools.reduce(op, [x[s] for s in range(x.shape[0])])
+
+
+def _over_kinds(x: jax.Array) -> jax.Array:
+    """Per-seat totals of a ``(n, 14, *batch)`` array of per-kind counts."""
+    return functools.reduce(jnp.add, [x[:, k] for k in range(NUM_KINDS)])
+
+
+def _keep(x: jax.Array) -> jax.Array:
+    """``x``, computed once: XLA fuses chains of elementwise ops into every consumer, so a per-game value
+    read by per-seat or per-kind arrays would be recomputed for each of their entries; a reduction (here over
+    ``x`` and a neutral value) is not fused into its consumers (``optimization_barrier`` does not do it on CPU)."""
+    if x.dtype == jnp.bool_:
+        return jnp.stack([x, jnp.zeros_like(x)]).any(0)
+    neutral = jnp.finfo(x.dtype).min if jnp.issubdtype(x.dtype, jnp.floating) else jnp.iinfo(x.dtype).min
+    return jnp.stack([x, jnp.full_like(x, neutral)]).max(0)
+
+
+def _get_columns(rows: jax.Array, leaf: jax.Array) -> jax.Array:
+    """``leaf[..., rows]`` for sorted ``rows`` (past the end: the last column)."""
+    return leaf.at[..., rows].get(mode="clip", indices_are_sorted=True)
+
+
+def _of(x: jax.Array, seat: jax.Array, hot: jax.Array | None = None) -> jax.Array:
+    """``x[seat]`` of a per-seat array (``(n, ...)``, ``seat`` per game), as selects (``hot``: the seat's
+    one-hot, if computed already)."""
+    row = x[0]
+    for s in range(1, x.shape[0]):
+        row = jnp.where(seat == s if hot is None else hot[s], x[s], row)
+    return row
+
+
 def _kind_counts(kinds: jax.Array) -> jax.Array:
     """Per-kind counts of the last axis of ``kinds`` (-1 entries count for none)."""
     return (kinds[..., None] == _KINDS).sum(-2, dtype=jnp.int32)
@@ -290,6 +363,14 @@ def _sample(words: jax.Array, running: jax.Array) -> jax.Array:
     """The kind of a uniformly random card of each per-kind multiset, given by its running totals
     (:func:`_running_total`): the first kind whose running total exceeds a uniform index."""
     return (running <= _below(words, running[..., -1])[..., None]).sum(-1)
+
+
+def _sample_rows(words: jax.Array, counts: jax.Array) -> jax.Array:
+    """:func:`_sample` of per-kind counts ``(n, 14, *batch)`` (kinds on axis 1, module helpers): the same
+    kinds from the same words, with running totals as adds of slices."""
+    running = list(itertools.accumulate(counts[:, k] for k in range(NUM_KINDS)))
+    below = _below(words, running[-1])
+    return functools.reduce(jnp.add, [(total <= below).astype(jnp.int32) for total in running])
 
 
 def _draw_kinds(words: jax.Array, first: jax.Array, second: jax.Array, from_first: jax.Array,
@@ -343,7 +424,7 @@ def _take_known(known: jax.Array, unknown: jax.Array, cards: jax.Array) -> tuple
     """7.5: cards (per owner and kind) of the owners' hidden holdings became public: each leaves ``K_p``
     if its kind is there, else ``u_p`` (the same rule for ``F_p`` / ``f_p``)."""
     taken = jnp.minimum(cards, known)
-    return known - taken, unknown - (cards - taken).sum(-1)
+    return known - taken, unknown - _over_kinds(cards - taken)
 
 
 # -- the environment ------------------------------------------------------------------------------------
@@ -355,6 +436,7 @@ class Env(CardEnv):
 
     name = "battlecards_v0"
     state_class = State
+    batch_last = True  # step_batch_last: the common step vectorised across games (card_envs.jax.core)
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -428,8 +510,25 @@ class Env(CardEnv):
         return jax.lax.fori_loop(0, size, place, (running, jnp.zeros(size, jnp.int32)))[1]
 
     def _step(self, state: State, action: jax.Array, key: jax.Array) -> State:
+        """One state (and ``jax.vmap``): :meth:`_full_step`. A batch with the batch axis last
+        (``step_batch_last``): :meth:`_common_step` for every game, vectorised across games, and the full step
+        for the few games it does not cover (:meth:`_rare_steps`)."""
+        if jnp.ndim(state._phase) == 0:
+            return self._full_step(state, action, key)
+        keys = key
+        if self.ordered:  # the common step keeps no chronological table: every game takes the full step
+            return jax.vmap(self._full_step, in_axes=(-1, 0, 0), out_axes=-1)(state, action, keys)
+        seeds = jax.vmap(lambda k: jax.random.bits(k, (), jnp.uint32))(keys)
+        common, covered = self._common_step(self._game(state), action, seeds)
+        return state.replace(**self._fields(self._rare_steps(state, action, keys, common, covered)))
+
+    def _full_step(self, state: State, action: jax.Array, key: jax.Array) -> State:
+        """Any decision of one state: the war procedure, recycles, ties and retirement included."""
+        return state.replace(**self._fields(self._full_game_step(self._game(state), action, key)))
+
+    def _full_game_step(self, g: Game, action: jax.Array, key: jax.Array) -> Game:
         n = self.n
-        g = self._game(state)._replace(rewards=jnp.zeros(n, jnp.float32))
+        g = g._replace(rewards=jnp.zeros(n, jnp.float32))
         g, flow = self._decide(g, self._flow(key), action.astype(jnp.int32))
         if self.retire:  # one commitment at a time: the retirement level moves with every recycle (R21)
             g, flow = jax.lax.while_loop(lambda c: c[1].todo != _DONE, lambda c: self._war(*c)[:2], (g, flow))
@@ -445,13 +544,81 @@ class Env(CardEnv):
             g = self._recycle(g, moves.recycle_first)
             g, flow, _ = self._move(g, flow, moves.to_hand, moves.to_table, moves.rest, self._most)
         g = self._after_refill(g, flow)
-        g = g._replace(queue=jnp.where(g.phase == BURY, g.queue, 0))  # only a BURY decision resumes the queue
-        return state.replace(**self._fields(g))
+        return g._replace(queue=jnp.where(g.phase == BURY, g.queue, 0))  # only a BURY decision resumes the queue
+
+    # -- the common step (a batch, the batch axis last) and the rare one ------------------------------------
+
+    def _common_step(self, g: Game, action: jax.Array, seed: jax.Array) -> tuple[Game, jax.Array]:
+        """The step of most decisions, on game arrays with trailing batch axes: a LEAD or FOLLOW decision and,
+        when it ends the round, a single winner (R8, R14) and a refill of at most one card per seat without a
+        recycle (R16.2), then R16.3-R19 as in :meth:`_full_step`. Returns the game after it and whether that
+        covers the step (else the full step makes it; never with ``shuffle_mid_game=False``, and with
+        ``retire_lowest_on_flip`` only when the round goes on).
+
+        The refill takes the card of a shuffled pile from the random word of :meth:`_move`'s first draw of
+        that seat, so both steps give the same state for the same key."""
+        n = self.n
+        g = g._replace(rewards=jnp.zeros((n, *jnp.shape(seed)), jnp.float32))
+        round_card = g.phase <= FOLLOW  # OVER too: the core discards that step
+        flow = Flow(seed=seed, counter=jnp.uint32(0), todo=jnp.int32(_DONE), resume=False, end_round=False,
+                    winner=jnp.int32(0), tie=False, over=False, over_set=False)
+        g, flow = self._decide(g, flow, action)
+        end = _keep(flow.todo == _RESOLVE)
+        values = jnp.where(g.active, _value(g.fighting, g.joker_value), -1)
+        tied = g.active & (values == _over_seats(values, jnp.maximum))
+        single = _over_seats(tied) == 1
+        winner = _keep(_over_seats(jnp.where(tied, _column(n, seed), n), jnp.minimum))
+        g = self._clear_table(self._win_round(g, end, winner), end)
+        # R16.2 FILL: at most one card each, from the top of an ordered pile or at random from a shuffled one
+        in_hand, pile = _over_kinds(g.hand), self._pile_sizes(g)
+        draw = _keep(end & g.active & (jnp.minimum(self.config.hand_size - in_hand, pile) > 0))
+        recycle = end & g.active & (in_hand == 0) & (pile == 0)
+        fits = (jnp.minimum(self.config.hand_size - in_hand, pile) <= 1) & ~recycle
+        covered = round_card & (~end | (single & (not self.retire) & _over_seats(fits, jnp.logical_and)))
+        slots = np.arange(self.deck_size).reshape((1, -1) + (1,) * jnp.ndim(seed))
+        top_slot = slots == (g.pile_n - 1)[:, None]
+        top = jnp.where(top_slot, g.pile, 0).astype(jnp.int32).sum(1)
+        index = _column(n, seed).astype(jnp.uint32) * jnp.uint32(self._most)  # _move's first draw of each seat
+        shuffled = _sample_rows(mix32(mix32(index * _GOLDEN + seed) ^ seed), g.pile_rand)
+        from_order = g.pile_n > 0
+        kind = _keep(jnp.where(draw, jnp.where(from_order, top, shuffled), NUM_KINDS))
+        drawn = _column(NUM_KINDS, seed)[None] == kind[:, None]
+        pile_known, pile_unknown = _take_known(g.pile_known, g.pile_unknown, drawn)
+        g = g._replace(hand=g.hand + drawn, pile_rand=g.pile_rand - (drawn & ~from_order[:, None]),
+                       pile=jnp.where(top_slot & (draw & from_order)[:, None], 0, g.pile).astype(jnp.int8),
+                       pile_n=g.pile_n - (draw & from_order), pile_known=pile_known, pile_unknown=pile_unknown)
+        return self._after_refill(g, flow._replace(end_round=end, winner=winner)), covered
+
+    @staticmethod
+    def _rare_slots(batch: int) -> int:
+        """Games of a batch given the full step at a time by :meth:`_rare_steps` (random play: about one step
+        in eight or ten is not covered by the common step)."""
+        return min(batch, max(16, batch // 5))
+
+    def _rare_steps(self, state: State, action: jax.Array, keys: jax.Array, common: Game,
+                    covered: jax.Array) -> Game:
+        """The full step for the games (batch axis last) that the common step does not cover: ``slots`` at a
+        time, gathered, stepped under ``vmap`` and scattered into the common results, until none is left."""
+        batch = covered.shape[-1]
+        slots = self._rare_slots(batch)
+        g = self._game(state)
+
+        def take(carry: tuple[Game, jax.Array]) -> tuple[Game, jax.Array]:
+            out, waiting = carry
+            (rows,) = jnp.nonzero(waiting, size=slots, fill_value=batch)  # batch: past the end, dropped below
+            get = functools.partial(_get_columns, rows)
+            stepped = jax.vmap(self._full_game_step)(jax.tree.map(lambda leaf: jnp.moveaxis(get(leaf), -1, 0), g),
+                                                     get(action), get(keys.T).T)
+            out = jax.tree.map(lambda leaf, new: leaf.at[..., rows].set(jnp.moveaxis(new, 0, -1), mode="drop",
+                                                                         indices_are_sorted=True, unique_indices=True),
+                               out, stepped)
+            return out, waiting.at[rows].set(False, mode="drop")
+
+        return jax.lax.while_loop(lambda carry: carry[1].any(), take, (common, ~covered))[0]
 
     def _legal_action_mask(self, state: State) -> jax.Array:
         """Section 8.2: the kinds in the acting player's hand (none once the game is over)."""
-        hand = (state._hand * _one_hot(state.current_player, self.n)[:, None]).sum(0)
-        return (hand > 0) & (state._phase != OVER)
+        return (_of(state._hand, state.current_player) > 0) & (state._phase != OVER)
 
     def _observe(self, state: State, player: jax.Array) -> jax.Array:
         return self._encode(self._game(state), player)
@@ -472,14 +639,14 @@ class Env(CardEnv):
     # -- card movements (R4-R6, R11), for every seat at once -------------------------------------------------
 
     def _pile_sizes(self, g: Game) -> jax.Array:
-        return g.pile_n + g.pile_rand.sum(1)
+        return g.pile_n + _over_kinds(g.pile_rand)
 
     def _held(self, g: Game) -> jax.Array:
         """``c_p``: hand + face-down pile + face-up pile."""
-        return g.hand.sum(1) + self._pile_sizes(g) + g.face_up.sum(1)
+        return _over_kinds(g.hand) + self._pile_sizes(g) + _over_kinds(g.face_up)
 
     def _table_size(self, g: Game) -> jax.Array:
-        return (g.table_up + g.table_down + g.table_buried).sum()
+        return _over_seats(_over_kinds(g.table_up + g.table_down + g.table_buried))
 
     def _recycled_piles(self, g: Game) -> jax.Array:
         """Every seat's face-up pile as an ordered face-down pile: oldest card on top (A11), i.e. last."""
@@ -605,20 +772,24 @@ class Env(CardEnv):
 
     def _next_active(self, g: Game, p: jax.Array) -> jax.Array:
         """R1: the next active seat clockwise after ``p``."""
-        seats = _wrap(p + 1 + jnp.arange(self.n), self.n)
-        return seats[jnp.argmax(g.active[seats])]
+        n = self.n
+        after = _wrap(_column(n, p) - p - 1 + n, n)  # 0 for the seat after ``p``
+        first = _over_seats(jnp.where(g.active, after, n), jnp.minimum)
+        return _wrap(p + 1 + jnp.where(first == n, 0, first), n)
 
     def _next_in_war(self, g: Game, below: jax.Array) -> tuple[jax.Array, jax.Array]:
         """R11 / R12 reverse entry order: the non-stuck participant with the highest entry position below
         ``below``, and whether there is one."""
         rank = jnp.where(g.participant & ~g.stuck & (g.entry < below), g.entry, 0)
-        return jnp.argmax(rank).astype(jnp.int32), rank.max() > 0
+        best = _over_seats(rank, jnp.maximum)
+        seats = _column(self.n, best)
+        return _over_seats(jnp.where(rank == best, seats, self.n), jnp.minimum), best > 0
 
     def _decide(self, g: Game, flow: Flow, action: jax.Array) -> tuple[Game, Flow]:
         """The decision itself (R7, R11c, R12) and who owes the next one, or what the war does next."""
         p, phase = g.current, g.phase
-        seat = _one_hot(p, self.n)
-        card = seat[:, None] & (_KINDS == action)
+        seat = _seat_hot(p, self.n)
+        card = seat[:, None] & _kind_hot(action)[None]
         bury = phase == BURY
         face_up = ~bury
         round_card = phase <= FOLLOW
@@ -635,9 +806,9 @@ class Env(CardEnv):
             round_card=jnp.where(seat & round_card, action, g.round_card),
             bury_left=g.bury_left - bury,
         )
-        follower = self._next_active(g, p)  # R7: the next follower, or the round is resolved
+        follower = _keep(self._next_active(g, p))  # R7: the next follower, or the round is resolved
         round_done = round_card & (follower == g.leader)
-        shower, more = self._next_in_war(g, (g.entry * seat).sum())  # R12: the next war card, or resolve
+        shower, more = self._next_in_war(g, _over_seats(g.entry * seat))  # R12: the next war card, or resolve
         war_up = phase == WAR_UP
         level_done = war_up & ~more
         commit_done = bury & (g.bury_left == 0)
@@ -760,45 +931,52 @@ class Env(CardEnv):
         g = g._replace(known=known, unknown=unknown, pile_known=pile_known, pile_unknown=pile_unknown)
         g = self._win_round(g, end & ~flow.tie, flow.winner)
         g, flow = self._last_card_tie(g, flow)
+        return self._clear_table(g, end), flow
+
+    @staticmethod
+    def _clear_table(g: Game, end: jax.Array) -> Game:
+        """R16.1 (when ``end``): the round is counted and the table cleared."""
         zeros = jnp.zeros_like(g.table_up)
         return g._replace(rounds=g.rounds + end, table_up=jnp.where(end, zeros, g.table_up),
                           table_down=jnp.where(end, zeros, g.table_down),
                           table_buried=jnp.where(end, zeros, g.table_buried),
                           table_kind=jnp.where(end, 0, g.table_kind).astype(jnp.int8),
-                          table_owner=jnp.where(end, 0, g.table_owner).astype(jnp.int8)), flow
+                          table_owner=jnp.where(end, 0, g.table_owner).astype(jnp.int8))
 
     def _after_refill(self, g: Game, flow: Flow) -> Game:
         """R16.3-R16.7 (when the round ended) and R18 / R19: eliminations, shaping, the end of the game or
         truncation, the next leader and round."""
         c = self.config
         end = flow.end_round
-        held = self._held(g)
-        out = end & g.active & (held == 0)  # R17
+        held = _keep(self._held(g))
+        out = _keep(end & g.active & (held == 0))  # R17
         g = g._replace(active=g.active & ~out)
         if c.shaping_weight:
             g = self._shape(g, held, end)
-        remaining = g.active.sum()
+        remaining = _over_seats(g.active)
         last_one = end & (remaining <= 1)  # R16.4 / A32
         limit = c.max_rounds if c.max_rounds is not None else np.iinfo(np.int32).max
         truncate = end & ~last_one & (g.rounds >= limit)  # R16.5 / R19
+        last_one, truncate = _keep(last_one), _keep(truncate)
         go_on = end & ~last_one & ~truncate
         g = self._pay_elimination(g, out & go_on)
-        leader_out = go_on & ~g.active[g.leader]  # R16.6 / A33
+        leader_out = go_on & ~_of(g.active, g.leader)  # R16.6 / A33
         g = g._replace(leader=jnp.where(leader_out, self._next_active(g, g.leader), g.leader))
         g = self._start_round(g, go_on)
         winners = jnp.where(flow.over, flow.over_set,
-                            jnp.where(last_one, jnp.where(remaining == 1, g.active, out), held == held.max()))
+                            jnp.where(last_one, jnp.where(remaining == 1, g.active, out),
+                                                            held == _over_seats(held, jnp.maximum)))
         return self._finish(g, flow.over | last_one | truncate, winners, truncate, held)
 
     def _win_round(self, g: Game, won: jax.Array, winner: jax.Array) -> Game:
         """R14 (when ``won``): the winner takes the table (chronological order, R23); ``jv`` becomes the
         value of its fighting card (a winning joker leaves it, A37)."""
-        seat = _one_hot(winner, self.n) & won
-        stakes = (g.table_up + g.table_down + g.table_buried).sum(0)
+        seat = _seat_hot(winner, self.n) & won
+        stakes = _over_seats(g.table_up + g.table_down + g.table_buried)
         if self.ordered:
             recipient = jnp.where(won, winner, self.n)
             g = self._collect_ordered(g, jnp.full(self.deck_size, recipient), jnp.zeros(self.deck_size, jnp.bool_))
-        fighting = g.fighting[winner]
+        fighting = _of(g.fighting, winner)
         jv = g.joker_value
         if self.config.jokers:
             jv = jnp.where(won & (fighting != JOKER_KIND), fighting + 2, jv)
@@ -878,7 +1056,7 @@ class Env(CardEnv):
     def _shape(self, g: Game, held: jax.Array, end: jax.Array) -> Game:
         """Section 9 shaping: ``lambda N/(N-1) (s_p - s'_p)`` at the end of every round."""
         n = self.n
-        total = held.sum()
+        total = _over_seats(held)
         shares = held.astype(jnp.float32) / jnp.maximum(total, 1).astype(jnp.float32)
         do = end & (total > 0)  # every card retired (A32): shares undefined, keep the last ones
         scale = jnp.float32(self.config.shaping_weight * n / (n - 1))
@@ -888,8 +1066,8 @@ class Env(CardEnv):
     def _pay_elimination(self, g: Game, out: jax.Array) -> Game:
         """RULES.md: an eliminated player is paid ``-1/(N-1)`` at once, shared by the players still in."""
         stake = jnp.where(out, 1.0 / (self.n - 1) + g.paid, 0.0)
-        share = stake.sum() / jnp.maximum(g.active.sum(), 1)
-        pay = jnp.where(out, -stake, jnp.where(g.active & out.any(), share, 0.0))
+        share = _over_seats(stake) / jnp.maximum(_over_seats(g.active), 1)
+        pay = jnp.where(out, -stake, jnp.where(g.active & _over_seats(out, jnp.logical_or), share, 0.0))
         return g._replace(rewards=g.rewards + pay, paid=g.paid + pay, early=g.early | out)
 
     def _finish(self, g: Game, do: jax.Array, winners: jax.Array, truncated: jax.Array, held: jax.Array) -> Game:
@@ -897,11 +1075,11 @@ class Env(CardEnv):
         already paid (RULES.md)."""
         c, n = self.config, self.n
         present = ~g.early
-        w = jnp.maximum(winners.sum(), 1).astype(jnp.float32)
-        win = (present.sum() - w) / (n - 1) + g.early.sum() / ((n - 1) * w)
+        w = jnp.maximum(_over_seats(winners), 1).astype(jnp.float32)
+        win = (_over_seats(present) - w) / (n - 1) + _over_seats(g.early) / ((n - 1) * w)
         target = jnp.where(winners, win, -w / (n - 1))
         if c.truncation_scoring == "card_share":
-            share = n / (n - 1) * (held / jnp.maximum(held.sum(), 1) - 1 / n)
+            share = n / (n - 1) * (held / jnp.maximum(_over_seats(held), 1) - 1 / n)
             target = jnp.where(truncated, share, target)
         pay = jnp.where(present & do, target - g.paid, 0.0).astype(jnp.float32)
         return g._replace(rewards=g.rewards + pay, paid=g.paid + pay, winners=jnp.where(do, winners, g.winners),
@@ -910,9 +1088,7 @@ class Env(CardEnv):
 
     def _start_round(self, g: Game, do: jax.Array) -> Game:
         """R7: the leader leads; every round field is cleared."""
-        n = self.n
-        none = jnp.full(n, -1, jnp.int32)
-        no = jnp.zeros(n, jnp.bool_)
+        none, no = -1, False
         return g._replace(
             phase=jnp.where(do, LEAD, g.phase), current=jnp.where(do, g.leader, g.current),
             round_card=jnp.where(do, none, g.round_card), fighting=jnp.where(do, none, g.fighting),
@@ -925,45 +1101,50 @@ class Env(CardEnv):
     # -- the observation (encoding.py) --------------------------------------------------------------------
 
     def _encode(self, g: Game, o: jax.Array) -> jax.Array:
-        """The 533 entries of :mod:`card_envs.battlecards.encoding` for seat ``o``."""
+        """The 533 entries of :mod:`card_envs.battlecards.encoding` for seat ``o``.
+
+        Entry by entry along axis 0 (any trailing batch axes, module helpers), so a batch with the batch axis
+        last computes each entry for every game at once; the seat blocks are rotated by selects, not gathers."""
         c, n = self.config, self.n
         f32 = jnp.float32
-        seats = jnp.arange(n)
         playing = g.phase != OVER
         in_war = g.entry > 0
-        # seat blocks relative to the observer: each seat array rolled by ``o`` (a slice of it written twice)
-        roll = lambda x: jax.lax.dynamic_slice_in_dim(jnp.concatenate([x, x]), o, n)  # noqa: E731
-        face_up = roll(g.face_up)
-        rotated = jnp.concatenate([
-            roll(g.active)[:, None], roll(seats == g.leader)[:, None], roll((seats == g.current) & playing)[:, None],
-            roll(g.hand.sum(1))[:, None], roll(self._pile_sizes(g))[:, None], face_up.sum(1)[:, None], face_up,
-            roll(jnp.where(g.round_card >= 0, g.round_card, _NONE_KIND))[:, None] == _KINDS_OR_NONE,
-            roll(g.participant & in_war)[:, None], roll(g.stuck & in_war)[:, None], roll(g.entry)[:, None],
-            roll(jnp.where(g.fighting >= 0, g.fighting, _NONE_KIND))[:, None] == _KINDS_OR_NONE,
-            roll(g.table_down.sum(1))[:, None], roll(g.table_buried.sum(1))[:, None], roll(g.known),
-            roll(g.unknown)[:, None],
-        ], axis=1, dtype=f32).reshape(-1)
-        viewer = _one_hot(o, n)
-        own = lambda x: (x * viewer.reshape((n,) + (1,) * (x.ndim - 1))).sum(0)  # noqa: E731
-        decision = (jnp.arange(4) == g.phase) & ((g.current == o) & playing)
-        table_up = g.table_up.sum(0)
-        unaccounted = (g.composition - g.face_up.sum(0) - table_up - g.discard - g.known.sum(0) + own(g.known)
-                       - own(g.hand) - own(g.pile_known) - own(g.table_buried))
+        seats = _column(n, o)
+        none_or_kind = _column(NUM_KINDS + 1, o)[None]
+        kind_hot = lambda kind: jnp.where(kind >= 0, kind, _NONE_KIND)[:, None] == none_or_kind  # noqa: E731
+        face_up = g.face_up
+        blocks = jnp.concatenate([  # (n, SEAT_SIZE, *batch): each seat's block
+            g.active[:, None], (seats == g.leader)[:, None], ((seats == g.current) & playing)[:, None],
+            _over_kinds(g.hand)[:, None], self._pile_sizes(g)[:, None], _over_kinds(face_up)[:, None], face_up,
+            kind_hot(g.round_card), (g.participant & in_war)[:, None], (g.stuck & in_war)[:, None],
+            g.entry[:, None], kind_hot(g.fighting), _over_kinds(g.table_down)[:, None],
+            _over_kinds(g.table_buried)[:, None], g.known, g.unknown[:, None],
+        ], axis=1, dtype=f32)
+        # relative to the observer (j = 0: own); the seat masks once per game, not per entry
+        rotated = [_of(blocks, None, _keep(_seat_hot(_wrap(o + j, n), n))) for j in range(n)]
+        own = lambda x: _of(x, o)  # noqa: E731
+        batch = jnp.shape(o)
+        decision = (_column(4, o) == g.phase) & ((g.current == o) & playing)
+        table_up = _over_seats(g.table_up)
+        unaccounted = (g.composition - _over_seats(g.face_up) - table_up - g.discard - _over_seats(g.known)
+                       + own(g.known) - own(g.hand) - own(g.pile_known) - own(g.table_buried))
         if self.round_fraction is not None:
             rounds = jnp.asarray(self.round_fraction)[jnp.minimum(g.rounds, c.max_rounds)]
         elif c.max_rounds is not None:
             rounds = g.rounds.astype(f32) / f32(c.max_rounds)
         else:
-            rounds = f32(0.0)
+            rounds = jnp.zeros(batch, f32)
         flags = np.array([c.jokers, c.retire_lowest_on_flip, c.cease_fire], np.float32)
+        flags = flags.reshape((3,) + (1,) * len(batch))
         obs = jnp.concatenate([
             decision, own(g.hand), own(g.table_buried), own(g.pile_known), own(g.pile_unknown)[None],
-            rotated, jnp.zeros(SEAT_SIZE * (MAX_SEATS - n)),
-            jnp.stack([g.war_level, self._table_size(g)]), table_up, g.joker_value == np.arange(1, 15),
+            *rotated, jnp.zeros((SEAT_SIZE * (MAX_SEATS - n), *batch)),
+            jnp.stack([g.war_level, self._table_size(g)]), table_up,
+            np.arange(1, 15).reshape((14,) + (1,) * len(batch)) == g.joker_value,
             (g.retire_level - 1)[None], g.discard, g.set_aside[None], rounds[None], unaccounted,
-            g.active.sum()[None], g.bury_left[None], flags,
+            _over_seats(g.active)[None], g.bury_left[None], jnp.broadcast_to(flags, (3, *batch)),
         ], dtype=f32)
-        return obs * SCALE
+        return obs * SCALE.reshape((-1,) + (1,) * len(batch))
 
     # -- Python positions ----------------------------------------------------------------------------------
 
