@@ -536,15 +536,16 @@ def random_legal_action(key: jax.Array, legal_action_mask: jax.Array) -> jax.Arr
 
 
 def random_legal_actions(key: jax.Array, legal_action_mask: jax.Array, action_axis: int = -1) -> jax.Array:
-    """A uniformly random legal action for each mask of a batch ``(batch, num_actions)``, cheaply (the
-    benchmark harness, random opponents).
+    """A random legal action for each mask of a batch ``(batch, num_actions)``, cheaply (the benchmark
+    harness, random opponents).
 
     One random 32-bit word per state (:func:`random_words`: a counter hashed with two words drawn from
-    ``key``, so the cost is a few integer operations per state, not a Threefry call) picks
-    ``k = floor(word * count / 2**32)`` (exact integer arithmetic: uniform over ``0 .. count-1`` up to
-    ``count / 2**32``), with ``count`` the number of legal actions; the action is the ``k``-th legal one
-    in id order (the number of ids whose running count of legal ids is at most ``k``). A mask without any
-    legal action gives the last id. Deterministic in ``key``.
+    ``key``, a few integer operations per state instead of a Threefry call), hashed with each action id
+    into a priority (:func:`mix32`); the legal action of highest priority is played. Uniform over the
+    legal set up to the quality of the hash (tested with chi-square, neighbouring states included). One
+    elementwise pass and one ``argmax`` over the actions: a prefix count (the exact "k-th legal action")
+    compiles on XLA CPU to a reduce-window that cost 3x more per state in the batch-first layout. A mask
+    without any legal action gives id 0. Deterministic in ``key``.
 
     ``action_axis=0`` takes batch-last masks ``(num_actions, batch)`` (:meth:`CardEnv.step_batch_last`) and
     picks the same actions as for the transposed masks, each step a whole-batch vector operation."""
@@ -553,15 +554,12 @@ def random_legal_actions(key: jax.Array, legal_action_mask: jax.Array, action_ax
                          f"got {action_axis}")
     axis = 0 if action_axis == 0 and legal_action_mask.ndim > 1 else legal_action_mask.ndim - 1
     num_actions = legal_action_mask.shape[axis]
-    if num_actions > 1 << 16:
-        raise ValueError(f"random_legal_actions handles at most {1 << 16} actions, got {num_actions}")
     batch_shape = legal_action_mask.shape[1:] if axis == 0 else legal_action_mask.shape[:-1]
-    count = legal_action_mask.sum(axis=axis, dtype=jnp.uint32)
-    word = random_words(key, batch_shape)
-    k = ((word >> 16) * count + (((word & jnp.uint32(0xFFFF)) * count) >> 16)) >> 16  # floor(word * count / 2**32)
-    running = jnp.cumsum(legal_action_mask, axis=axis, dtype=jnp.uint32)
-    action = (running <= jnp.expand_dims(k, axis)).sum(axis=axis, dtype=jnp.int32)
-    return jnp.minimum(action, num_actions - 1)
+    word = jnp.expand_dims(random_words(key, batch_shape), axis)
+    salt = jnp.arange(num_actions, dtype=jnp.uint32) * jnp.uint32(0x9E3779B9)
+    salt = salt.reshape((num_actions,) + (1,) * (legal_action_mask.ndim - 1)) if axis == 0 else salt
+    priority = jnp.where(legal_action_mask, mix32(word ^ salt) | jnp.uint32(1), jnp.uint32(0))
+    return jnp.argmax(priority, axis=axis).astype(jnp.int32)
 
 
 def random_words(key: jax.Array, shape: tuple[int, ...]) -> jax.Array:
