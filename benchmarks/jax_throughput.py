@@ -14,8 +14,8 @@ row                                   what one timed decision is
 ``<game> [config] jax B=<n>``         one decision of one of ``n`` games played at once inside one jitted
                                       ``fori_loop``, the batch axis first (Pgx's way): a uniformly random
                                       legal action per game (``random_legal_actions``: one hashed counter
-                                      word per game picks the ``k``-th legal action, ``k`` uniform below the
-                                      number of legal actions), ``jax.vmap(env.step)`` (the game's step, its
+                                      word per game, hashed with each action id into a priority; the legal
+                                      action of highest priority), ``jax.vmap(env.step)`` (the game's step, its
                                       legal mask and the observation of the player to move, ``encode(view)``,
                                       computed for every game on every step), then finished games re-dealt
                                       in the same loop (``reset_finished`` with ``slots`` fresh deals, below)

@@ -76,7 +76,7 @@ helper                                    use
                                           ``slots`` wait; benchmarks, and trainers that read rewards and
                                           flags before calling it)
 :func:`random_legal_actions`              a uniformly random legal action per state of a batch (one
-                                          hashed word per state picks the k-th legal action)
+                                          hashed word per state and action id, the highest legal one)
 :meth:`CardEnv.step_batch_last`           a batch with the batch axis *last* (:meth:`CardEnv.init_batch_last`,
                                           :func:`batch_last` / :func:`batch_first`): the same states as
                                           ``vmap(step)``, several times faster on CPU for ``batch_last``
