@@ -957,56 +957,44 @@ def test_void_inferences_need_full_recall():
 # -- section 7.3: what the hidden deal must respect (no-leak sampling for search) --------------------------
 
 
-def test_hidden_deals_are_uniform_over_every_split_the_constraints_allow():  # section 7.3
+def _assert_uniform_over_splits(pool, sizes, allows, deal, repeats):
+    """``deal(rng)`` draws every split of ``pool`` into parts of ``sizes`` (part ``i`` holding only cards
+    with ``allows(i, card)``, the rest to the pile) and nothing else, uniformly (chi-square)."""
     import itertools
     from collections import Counter
 
     from scipy.stats import chisquare
 
-    from card_envs.revolution.rules import deal_by_suit
-
-    pool = [0, 1, 2, 13, 14, 26, 39, 40]  # 3 clubs, 2 diamonds, 1 heart, 2 spades
-    sizes, allowed = [3, 2, 2], [0b1110, 0b1000, 0b1111]  # void in clubs; spades only; free; the pile gets 1
     splits = set()
-    for a in itertools.combinations(pool, 3):
-        for b in itertools.combinations([c for c in pool if c not in a], 2):
-            for c in itertools.combinations([x for x in pool if x not in a + b], 2):
-                if all(x // 13 != 0 for x in a) and all(x // 13 == 3 for x in b):
+    for a in itertools.combinations(pool, sizes[0]):
+        for b in itertools.combinations([c for c in pool if c not in a], sizes[1]):
+            for c in itertools.combinations([x for x in pool if x not in a + b], sizes[2]):
+                if all(allows(0, x) for x in a) and all(allows(1, x) for x in b):
                     splits.add((frozenset(a), frozenset(b), frozenset(c)))
     rng = np.random.default_rng(0)
-    counts = Counter()
-    for _ in range(60 * len(splits)):
-        parts = deal_by_suit(pool, sizes, allowed, rng)
-        counts[tuple(frozenset(p) for p in parts[:3])] += 1
+    counts = Counter(tuple(frozenset(p) for p in deal(rng)[:3]) for _ in range(repeats * len(splits)))
     assert set(counts) == splits
     assert chisquare([counts[s] for s in splits]).pvalue > 1e-4
 
 
+def test_hidden_deals_are_uniform_over_every_split_the_constraints_allow():  # section 7.3
+    from card_envs.revolution.rules import deal_by_suit
+
+    pool = [0, 1, 2, 13, 14, 26, 39, 40]  # 3 clubs, 2 diamonds, 1 heart, 2 spades
+    sizes, allowed = [3, 2, 2], [0b1110, 0b1000, 0b1111]  # void in clubs; spades only; free; the pile gets 1
+    _assert_uniform_over_splits(pool, sizes, lambda i, card: allowed[i] >> (card // 13) & 1,
+                                lambda rng: deal_by_suit(pool, sizes, allowed, rng), repeats=60)
+
+
 def test_hidden_deals_are_uniform_under_card_level_limits():  # section 7.3 with R5's variant (forced-lead limits)
-    import itertools
-    from collections import Counter
-
-    from scipy.stats import chisquare
-
     from card_envs.revolution.rules import SUIT_BITS, deal_within_limits
 
     pool = [0, 1, 9, 13, 20, 25, 39, 40]  # clubs 2 3 J, diamonds 2 9 A, spades 2 3
     low = sum(1 << c for c in pool if c % 13 <= 7)  # ranks 2..9
     limits = [(1 << 52) - 1 & ~(low & ~SUIT_BITS[3]), SUIT_BITS[1] | SUIT_BITS[3], (1 << 52) - 1]
     sizes = [2, 2, 2]  # no low club or diamond; diamonds or spades only; free; the pile gets 2
-    splits = set()
-    for a in itertools.combinations(pool, 2):
-        for b in itertools.combinations([c for c in pool if c not in a], 2):
-            for c in itertools.combinations([x for x in pool if x not in a + b], 2):
-                if all(limits[0] >> x & 1 for x in a) and all(limits[1] >> x & 1 for x in b):
-                    splits.add((frozenset(a), frozenset(b), frozenset(c)))
-    rng = np.random.default_rng(0)
-    counts = Counter()
-    for _ in range(40 * len(splits)):
-        parts = deal_within_limits(pool, sizes, limits, rng)
-        counts[tuple(frozenset(p) for p in parts[:3])] += 1
-    assert set(counts) == splits
-    assert chisquare([counts[s] for s in splits]).pvalue > 1e-4
+    _assert_uniform_over_splits(pool, sizes, lambda i, card: limits[i] >> card & 1,
+                                lambda rng: deal_within_limits(pool, sizes, limits, rng), repeats=40)
 
 
 def test_sampled_positions_keep_the_voids_walls_and_ace_the_view_proves():  # section 7.3, R2, R7(c)
