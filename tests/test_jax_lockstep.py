@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pytest
 
+from card_envs.jax.lockstep import Lockstep
 from tests.jax_support import JAX_CASES, case_id, lockstep
 
 DEFAULT_GAMES = 240  #: default config, default run
@@ -47,3 +48,26 @@ def test_lockstep_acceptance_run(case):
     print(report.summary())
     assert report.games == games
     assert report.ok, report.summary()
+
+
+def test_lockstep_reports_a_step_that_goes_nowhere():
+    """The comparison can fail: a JAX step that returns its input state must diverge at the first decision
+    (step count, and whatever else the move changed) while ``from_state`` of every position still agrees."""
+    checker = Lockstep("revolutionary_war_v0", {}, chunk=4)
+    checker._step = lambda state, actions, keys: state
+    report = checker.run(4, seed=3)
+    assert {d.check for d in report.divergences} == {"step"}
+    assert {d.seed for d in report.divergences} == {3, 4, 5, 6}
+    assert all(d.decision == 1 and d.actions and len(d.actions) == 1 for d in report.divergences)
+
+
+def test_lockstep_reports_an_observation_that_differs():
+    """The comparison can fail: an observation off in one entry for one seat is reported by both checks, with
+    the seat and the index."""
+    checker = Lockstep("revolutionary_war_v0", {}, chunk=2)
+    observe_all = checker._observe_all
+    checker._observe_all = lambda state: observe_all(state).at[:, 1, 7].add(1.0)
+    report = checker.run(2, seed=0)
+    assert {(d.seed, d.check) for d in report.divergences} == {(0, "from_state"), (1, "from_state"), (0, "step"),
+                                                                (1, "step")}
+    assert all(d.what == "observation[1] at indices [7]" for d in report.divergences)

@@ -32,6 +32,7 @@ Command line: ``python -m card_envs.jax.lockstep revolutionary_war_v0 --games 10
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 import time
@@ -91,14 +92,27 @@ class Report:
         return "\n".join([head, *(str(d) for d in self.divergences[:5])])
 
 
-@dataclass
-class _Episode:
-    """One recorded Python game: the position before every decision and after the last one."""
+class _Game:
+    """One random game on the Python engine, played along with the comparison (no position is stored: the
+    chunk converts each live position once, at its decision). Deal from ``seed``, moves from a second
+    generator, as ``game.new_state(default_rng(seed))`` and ``default_rng([seed, 1])``."""
 
-    seed: int
-    states: list[GameState]  #: len(actions) + 1 positions
-    actions: list[int]
-    drew: list[bool]  #: the Python step drew randomness
+    def __init__(self, game: Any, seed: int) -> None:
+        self.seed = seed
+        self.state: GameState = game.new_state(np.random.default_rng(seed))
+        self.mover = np.random.default_rng([seed, 1])
+        self.actions: list[int] = []
+        self.drew = False  #: the last Python step drew randomness (a shuffle)
+
+    def play(self) -> int:
+        """Apply a uniform random legal move; returns it."""
+        legal = self.state.legal_actions()
+        action = int(legal[self.mover.integers(len(legal))])
+        before = self.state.rng.bit_generator.state
+        self.state.apply(action)
+        self.drew = self.state.rng.bit_generator.state != before
+        self.actions.append(action)
+        return action
 
 
 class Lockstep:
@@ -116,6 +130,7 @@ class Lockstep:
         self._observe_all = jax.jit(jax.vmap(lambda s: jax.vmap(lambda p: env.observe(s, p))(seats)))
         self._select = jax.jit(lambda rows, a, b: jax.tree.map(
             lambda x, y: jnp.where(rows.reshape(rows.shape + (1,) * (x.ndim - 1)), x, y), a, b))
+        self._step_keys = jax.jit(lambda key, t: jax.random.split(jax.random.fold_in(key, t), chunk))
         self.compared_fields = tuple(f for f in env.game_fields() if f not in env.chance_fields)
 
     def run(self, games: int = 100, seed: int = 0, check_from_state: bool = True, max_divergences: int = 20,
@@ -125,9 +140,9 @@ class Lockstep:
         report = Report(self.name, self.options)
         start = time.perf_counter()
         for first in range(seed, seed + games, self.chunk):
-            episodes = [_record(self.game, s) for s in range(first, min(first + self.chunk, seed + games))]
-            self._compare_chunk(episodes, report, check_from_state)
-            report.games += len(episodes)
+            seeds = range(first, min(first + self.chunk, seed + games))
+            self._compare_chunk([_Game(self.game, s) for s in seeds], report, check_from_state)
+            report.games += len(seeds)
             report.seconds = time.perf_counter() - start
             if progress is not None:
                 progress(f"{self.name}: {report.games}/{games} games, {len(report.divergences)} divergences, "
@@ -137,37 +152,47 @@ class Lockstep:
         report.seconds = time.perf_counter() - start
         return report
 
-    def _compare_chunk(self, episodes: list[_Episode], report: Report, check_from_state: bool) -> None:
-        env, size = self.env, len(episodes)
-        rows = list(range(size)) + [size - 1] * (self.chunk - size)  # pad to the compiled batch size
-        longest = max(len(e.actions) for e in episodes)
+    def _compare_chunk(self, games: list[_Game], report: Report, check_from_state: bool) -> None:
+        """Play ``games`` on the Python engine and replay them through the vmapped JAX step, decision by
+        decision. Only the live games' positions are converted and encoded at each decision (a finished game
+        keeps its last rows, which are not compared again): a chunk costs its decisions, not its longest game
+        times its size."""
+        env, size = self.env, len(games)
+        rows = np.array(list(range(size)) + [size - 1] * (self.chunk - size))  # pad to the compiled batch size
+        fields: dict[str, np.ndarray] = {}  # the chunk's converted positions, as stacked numpy arrays
+        expected: dict[str, np.ndarray] = {}  # what the Python engine says of them
+        finished_before = np.zeros(self.chunk, bool)  # games already over (and compared) at an earlier decision
         jax_state = None
-        key = jax.random.PRNGKey(episodes[0].seed)
-        for t in range(longest + 1):
-            live = np.array([r < size and t < len(episodes[r].states) for r in range(self.chunk)])
-            positions = [episodes[r].states[min(t, len(episodes[r].states) - 1)] for r in rows]
-            expected = _expected(positions, env.num_players)
-            converted = env.from_states(positions, jax.random.fold_in(key, t))
-            report.decisions += sum(1 for r in range(size) if t < len(episodes[r].actions))
+        key = jax.random.PRNGKey(games[0].seed)
+        for t in itertools.count():
+            live = ~finished_before & (np.arange(self.chunk) < size)
+            changed = np.flatnonzero(live[:size])
+            _put_rows(fields, changed, [env._base_fields(games[r].state, (games[0].seed, t, r)) for r in changed],
+                      size, self.chunk)
+            _put_rows(expected, changed, [_expected(games[r].state, env.num_players) for r in changed], size,
+                      self.chunk)
+            converted = env._finish_conversions({name: value.copy() for name, value in fields.items()})
+            report.decisions += sum(1 for r in changed if not games[r].state.is_over)
             stepped = np.zeros(self.chunk, bool)
             if jax_state is not None:
-                drew = np.array([live[r] and episodes[r].drew[t - 1] for r in range(self.chunk)])
+                drew = live & np.array([games[r].drew for r in rows])
                 stepped = live & ~drew
                 report.resyncs += int(drew.sum())
                 report.compared_steps += int(stepped.sum())
-                diverged = self._check(report, "step", episodes, t, stepped, expected, jax_state, converted)
+                diverged = self._check(report, "step", games, t, stepped, expected, jax_state, converted)
                 stepped &= ~diverged
             if check_from_state:
-                self._check(report, "from_state", episodes, t, live, expected, converted, None)
-            if t == longest:
+                self._check(report, "from_state", games, t, live, expected, converted, None)
+            finished_before |= live & expected["over"]
+            if finished_before[:size].all():
                 break
             jax_state = converted if jax_state is None else self._select(jnp.asarray(stepped), jax_state, converted)
-            actions = np.array([e.actions[t] if t < len(e.actions) else 0 for e in (episodes[r] for r in rows)],
-                               np.int32)
-            keys = jax.random.split(jax.random.fold_in(key, 1_000_000 + t), self.chunk)
-            jax_state = self._step(jax_state, jnp.asarray(actions), keys)
+            actions = np.zeros(self.chunk, np.int32)
+            for r in np.flatnonzero(live & ~expected["over"]):
+                actions[r] = games[r].play()
+            jax_state = self._step(jax_state, jnp.asarray(actions), self._step_keys(key, 1_000_000 + t))
 
-    def _check(self, report: Report, check: str, episodes: list[_Episode], t: int, rows: np.ndarray,
+    def _check(self, report: Report, check: str, games: list[_Game], t: int, rows: np.ndarray,
                expected: dict[str, np.ndarray], jax_state: Any, reference: Any) -> np.ndarray:
         """Compare ``jax_state`` with ``expected`` (and its game arrays with ``reference``'s) on ``rows``;
         record the first divergence per game and check. Returns the rows that diverged."""
@@ -190,7 +215,7 @@ class Lockstep:
         seen = {(d.seed, d.check) for d in report.divergences}
         suspects = rows & _rows_that_differ(expected, got, arrays)  # the per-row report below only where needed
         for r in np.flatnonzero(suspects):
-            episode = episodes[r]
+            episode = games[r]
             differences = list(_differences(expected, got, r))
             differences += [(name, want[r].tolist(), have[r].tolist()) for name, (want, have) in arrays.items()
                             if not _same_array(want[r], have[r])]
@@ -209,35 +234,33 @@ def run(name: str, options: Mapping[str, Any] | None = None, games: int = 100, s
     return Lockstep(name, options, chunk).run(games, seed, **kwargs)
 
 
-def _record(game: Any, seed: int) -> _Episode:
-    """A random game on the Python engine (deal from ``seed``, moves from a second generator)."""
-    state = game.new_state(np.random.default_rng(seed))
-    mover = np.random.default_rng([seed, 1])
-    states, actions, drew = [state.clone()], [], []
-    while not state.is_over:
-        legal = state.legal_actions()
-        action = int(legal[mover.integers(len(legal))])
-        before = state.rng.bit_generator.state
-        state.apply(action)
-        drew.append(state.rng.bit_generator.state != before)
-        actions.append(action)
-        states.append(state.clone())
-    return _Episode(seed, states, actions, drew)
-
-
-def _expected(states: list[GameState], num_players: int) -> dict[str, np.ndarray]:
-    """What the Python engine says of each position, stacked (current player ``0`` once over, as Pgx)."""
-    game = states[0].game
+def _expected(state: GameState, num_players: int) -> dict[str, np.ndarray]:
+    """What the Python engine says of a position (current player ``0`` once over, as Pgx)."""
     return {
-        "current_player": np.array([OVER_PLAYER if s.is_over else s.current_player for s in states], np.int32),
-        "legal_action_mask": np.stack([s.legal_mask().astype(bool) for s in states]),
-        "observation": np.stack([np.stack([game.encode(s.view(p)) for p in range(num_players)]) for s in states]),
-        "rewards": np.array([s.rewards for s in states], np.float32),
-        "terminated": np.array([s.terminated for s in states]),
-        "truncated": np.array([s.truncated for s in states]),
-        "_step_count": np.array([len(s.history) for s in states], np.int32),
-        "over": np.array([s.is_over for s in states]),
+        "current_player": np.int32(OVER_PLAYER if state.is_over else state.current_player),
+        "legal_action_mask": state.legal_mask().astype(bool),
+        "observation": np.stack([state.game.encode(state.view(p)) for p in range(num_players)]),
+        "rewards": np.asarray(state.rewards, np.float32),
+        "terminated": np.bool_(state.terminated),
+        "truncated": np.bool_(state.truncated),
+        "_step_count": np.int32(len(state.history)),
+        "over": np.bool_(state.is_over),
     }
+
+
+def _put_rows(stacked: dict[str, np.ndarray], changed: np.ndarray, values: list[dict[str, Any]], size: int,
+              chunk: int) -> None:
+    """Write the per-game ``values`` into the rows ``changed`` of ``stacked``: ``chunk`` rows, created on the
+    first call (when all ``size`` games change); the padding rows after the last game repeat it."""
+    if not stacked:
+        padded = values + [values[-1]] * (chunk - size)
+        stacked.update({name: np.stack([np.asarray(value[name]) for value in padded]) for name in values[0]})
+        return
+    if not values:
+        return
+    for name, array in stacked.items():
+        array[changed] = np.stack([value[name] for value in values])
+        array[size:] = array[size - 1]
 
 
 def _same_array(want: np.ndarray, have: np.ndarray) -> bool:
