@@ -1,7 +1,8 @@
 """The strength ladder of each game: fixed reference players, their ratings, and placing a new agent on it.
 
     python -m agents.ladder --game revolutionary_war_v0 --agent checkpoint:runs/rw/checkpoint.zip
-    python -m agents.ladder --game bloodlines_v0 --agent zoo:bloodlines_v0/sb3_ppo --sprt heuristic:defender
+    python -m agents.ladder --game bloodlines_v0 --agent zoo:bloodlines_v0/jax_ppo --sprt heuristic:defender
+    python -m agents.ladder --game revolutionary_war_v0 --agent zoo:revolutionary_war_v0/NEW --record
     python -m agents.ladder build --game revolutionary_war_v0 [--games N] [--backend ray] [--state DIR]
     python -m agents.ladder calibrate --game revolutionary_war_v0      # ISMCTS simulations per millisecond
     python -m agents.ladder show [--game G]
@@ -173,8 +174,9 @@ def _ladders() -> dict[str, LadderSpec]:
         rw: LadderSpec(rw, 1, _base_rungs(rw) + search_rungs(rw, (None, 160, 80))
                        + (Rung("zoo:sb3_ppo", f"zoo:{rw}/sb3_ppo"),), games=10_000),
         # 7 players, 2 seats: 21 lineups x 2 seatings; each player is in 6 lineups (12 games a deal)
+        # the shipped agent is the JAX trainer's (no SB3 agent of Bloodlines is shipped)
         bl: LadderSpec(bl, 1, _base_rungs(bl) + search_rungs(bl, (None, 200, 90))
-                       + (Rung("zoo:sb3_ppo", f"zoo:{bl}/sb3_ppo"),), games=10_000),
+                       + (Rung("zoo:jax_ppo", f"zoo:{bl}/jax_ppo"),), games=10_000),
         bc: LadderSpec(bc, 1, _base_rungs(bc) + search_rungs(bc, (None, 200, 90))
                        + (Rung("zoo:sb3_ppo", f"zoo:{bc}/sb3_ppo"),), games=10_000),
         # 7 players, 4 seats: 35 lineups x 4 seatings; each player is in 20 lineups (80 games a deal).
@@ -960,10 +962,15 @@ def _place_command(parser: argparse.ArgumentParser, argv: list[str], command: st
     parser.add_argument("--beta", type=float, default=0.05)
     parser.add_argument("--ladder", help="a ladder JSON (default benchmarks/results/ladder_<game>.json)")
     parser.add_argument("--out", help="also write the placement as JSON to this path")
+    parser.add_argument("--record", action="store_true",
+                        help="a zoo: agent placed on the whole ladder: write its rating into its manifest")
     _backend_arguments(parser)
     args = parser.parse_args(argv)
     if args.games < 1:
         parser.error("--games must be at least 1")
+    if args.record and (not args.agent.startswith("zoo:") or args.players or args.sprt or args.ladder):
+        parser.error("--record needs a zoo: agent placed against every ladder player of the published ladder "
+                     "(no --players, --sprt or --ladder)")
     placement = place(args.game, args.agent, games=args.games, seed=args.seed, players=args.players,
                       sprt_against=args.sprt, elo0=args.elo0, elo1=args.elo1, alpha=args.alpha, beta=args.beta,
                       backend=Backend(args.backend, args.workers, args.address), ladder_path=args.ladder,
@@ -972,7 +979,23 @@ def _place_command(parser: argparse.ArgumentParser, argv: list[str], command: st
     sys.stdout.write(placement_text(placement))
     if args.out:
         write_atomically(args.out, json.dumps(dataclasses.asdict(placement), indent=2) + "\n")
+    if args.record and not placement.failures:
+        record_placement(placement)
     return 1 if placement.failures else 0
+
+
+def record_placement(placement: Placement, zoo_dir: str | Path | None = None) -> None:
+    """Write a ``zoo:`` agent's placement into its manifest: the same fields as a ladder member's rating, marked
+    ``placed`` (rated against the ladder's fixed ratings, not a member of the ladder's tournament)."""
+    from agents.zoo import entry, set_ladder_rating
+
+    e = placement.elo
+    found = entry(placement.spec) if zoo_dir is None else entry(placement.spec, zoo_dir=zoo_dir)
+    set_ladder_rating(found, {
+        "version": placement.ladder_version, "placed": True, "seed": placement.seed,
+        "elo": {"value": e.value, "low": e.low, "high": e.high}, "openskill": placement.openskill,
+        "games": placement.games, "source": placement.command,
+        "date": time.strftime("%Y-%m-%d %H:%M", time.gmtime())})
 
 
 if __name__ == "__main__":

@@ -11,11 +11,15 @@
 # 3. builds the game's ladder (python -m agents.ladder build; the arguments of this script go to it), which also
 #    writes each zoo agent's rating into its manifest. Finished chunks of deals are kept in runs/ladder/, so a
 #    killed build resumes; the largest is Battlecards (its 100 ms search player plays ~300 searched moves a game).
+#
+# Bloodlines ships the JAX trainer's agent (zoo:bloodlines_v0/jax_ppo, run blA of configs/bloodlines_jax.yaml,
+# added with python -m agents.zoo add --name jax_ppo ...; see its manifest): steps 1-2 skip it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=.venv/bin/python
 commit=$(git rev-parse HEAD)
 for game in ${GAMES:-revolutionary_war bloodlines revolution battlecards}; do
+    if [ "$game" = bloodlines ]; then continue; fi  # its shipped agent is the JAX run (above)
     run=runs/zoo_$game
     if [ ! -f "$run/summary.json" ]; then
         if [ -f "$run/checkpoint.zip" ]; then

@@ -167,21 +167,25 @@ def consistent(placed, published: dict) -> bool:
 
 
 @pytest.fixture(scope="module")
-def small_ladder(tmp_path_factory, monkeypatch_module):
-    """A four-player Revolutionary War ladder built for real (600 games), standing in for the published one."""
+def built_small_ladder(tmp_path_factory):
+    """A four-player Revolutionary War ladder built for real (600 games): its spec, JSON path and document."""
     spec = dataclasses.replace(SMALL, rungs=SMALL.rungs[:3] + (Rung("heuristic:endgame", "heuristic:endgame"),),
                                games=600)
-    monkeypatch_module.setitem(LADDERS, RW, spec)
-    document = build(spec, progress=False, resamples=200)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(LADDERS, RW, spec)
+        document = build(spec, progress=False, resamples=200)
     path = tmp_path_factory.mktemp("ladder") / "ladder.json"
     path.write_text(json.dumps(document))
+    return spec, path, document
+
+
+@pytest.fixture
+def small_ladder(built_small_ladder, monkeypatch):
+    """The small ladder standing in for the published one during one test (``LADDERS`` restored after it, so
+    the tests of the published ladders see the real definitions)."""
+    spec, path, document = built_small_ladder
+    monkeypatch.setitem(LADDERS, RW, spec)
     return path, document
-
-
-@pytest.fixture(scope="module")
-def monkeypatch_module():
-    with pytest.MonkeyPatch.context() as patch:
-        yield patch
 
 
 def test_a_ladder_player_placed_on_fresh_deals_lands_within_its_published_interval(small_ladder):
@@ -256,3 +260,21 @@ def test_the_shipped_agent_placed_on_its_published_ladder_lands_within_its_ratin
 @pytest.mark.parametrize("game", PUBLISHED)
 def test_the_shipped_agent_placed_on_the_whole_published_ladder_lands_within_its_rating(game):
     _place_zoo_agent(game, None, 3000)
+
+
+def test_a_recorded_placement_is_the_zoo_entrys_rating(small_ladder, tmp_path):
+    """``--record``: the placement's Elo and openskill go into the entry's manifest, marked as placed."""
+    from agents.ladder import record_placement
+    from agents.zoo import add, entry
+    from tests.test_zoo import random_checkpoint
+
+    path, _ = small_ladder
+    placement = place(RW, "heuristic:pot", games=200, seed=3, ladder_path=path)
+    made = add(random_checkpoint(tmp_path / "checkpoint.zip"), "placed", commit="x", zoo_dir=tmp_path)
+    record_placement(dataclasses.replace(placement, spec=made.spec, command="python -m agents.ladder ..."),
+                     zoo_dir=tmp_path)
+    rating = entry(made.spec, zoo_dir=tmp_path).ladder
+    assert rating["placed"] and rating["version"] == placement.ladder_version and rating["games"] == placement.games
+    assert (rating["elo"]["low"], rating["elo"]["value"], rating["elo"]["high"]) == (
+        placement.elo.low, placement.elo.value, placement.elo.high)
+    assert rating["openskill"] == placement.openskill

@@ -38,7 +38,8 @@ manifest key       meaning
                    describes the run
 ``ladder``         its rating on the game's ladder (``agents.ladder``: the ladder's version, the
                    Elo-style rating anchored at random = 0 and the openskill rating, each with its
-                   95% interval), written by ``python -m agents.ladder build``; null until then
+                   95% interval), written by ``python -m agents.ladder build``, or by placing the agent
+                   on the published ladder with ``--record`` (then marked ``placed``); null until then
 =================  ====================================================================================
 
 Adding an entry is one command (``add``, above): it copies the checkpoint's policy weights and its
