@@ -1,0 +1,41 @@
+"""Test-run setup shared by every test process.
+
+JAX compiles the same programs in several tests and in both test workers (``pytest -n auto``): one persistent
+compilation cache per run, in a temporary directory that the controller creates before it starts the workers
+(they inherit its environment) and removes at the end, lets a program compiled once be loaded elsewhere.
+Programs are keyed by their HLO, the jax/jaxlib versions and the compile options, so what a test runs is
+unchanged; a size limit makes JAX read and write the cache under a file lock (both workers use it at once).
+A ``JAX_COMPILATION_CACHE_DIR`` set by the caller is kept as it is. Importing jax stays lazy: only environment
+variables are set here.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+
+import pytest
+
+CACHE_VARIABLE = "JAX_COMPILATION_CACHE_DIR"
+_SETTINGS = {
+    "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0.5",  # programs that take longer to compile are cached
+    "JAX_COMPILATION_CACHE_MAX_SIZE": str(4 << 30),  # bytes; any limit turns on the file lock
+}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config, "workerinput") or CACHE_VARIABLE in os.environ:
+        return  # a test worker (it inherited the controller's cache), or the caller chose a cache
+    directory = tempfile.mkdtemp(prefix="card_envs-jax-cache-")
+    config._card_envs_jax_cache = directory  # type: ignore[attr-defined]
+    os.environ[CACHE_VARIABLE] = directory
+    for name, value in _SETTINGS.items():
+        os.environ.setdefault(name, value)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    directory = getattr(config, "_card_envs_jax_cache", None)
+    if directory is not None:
+        os.environ.pop(CACHE_VARIABLE, None)
+        shutil.rmtree(directory, ignore_errors=True)
