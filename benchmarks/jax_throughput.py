@@ -7,6 +7,7 @@ Run from the repository root (needs the ``jax`` extra)::
     python -m benchmarks.jax_throughput --games revolutionary_war_v0 --batch-sizes 256,4096 --repeats 5
     python -m benchmarks.jax_throughput --config 'battlecards_v0={"num_players": 4}'
     python -m benchmarks.jax_throughput --layout first          # only jax.vmap(env.step), batch first
+    python -m benchmarks.jax_throughput --devices 2             # only the batch split over 2 CPU devices
 
 ====================================  ===================================================================
 row                                   what one timed decision is
@@ -25,6 +26,14 @@ row                                   what one timed decision is
                                       actions), ``reset_finished(..., batch_axis=-1)``; only for engines
                                       built for it (``batch_last``): they run the batch at once, vectorised
                                       across games
+``<game> [config] ... xD devices``    the same loop with the batch split evenly over ``D`` devices
+                                      (``card_envs.jax.core.across_devices``: each device plays its own
+                                      ``B / D`` games with its own deal slots, and only the decision
+                                      counts are summed). On a CPU the script makes one JAX device per
+                                      core (``jax_num_cpu_devices``): one device runs a batched step as
+                                      one program and spreads only its large operations over the cores,
+                                      while one device per core plays each part start to finish in its
+                                      own thread (about twice the decisions per second on 2 cores)
 ``<game> [config] python``            one decision of the Python rules engine (``benchmarks.throughput``'s
                                       ``engine_loop``: ``state.legal_actions()``, ``state.apply(a)``, no
                                       observation; ``game.new_state(rng)`` per episode)
@@ -50,6 +59,10 @@ this harness. Rates above 10M/s come only from loops that drop the deals: a key 
 (XLA hoists the loop-invariant deals and action noise out of the loop, so every episode is the same deal)
 or no reset at all (games end after a few steps and their no-op steps are counted).
 
+By default every row runs on one device and, on a machine with several cores, on one device per core
+(``--devices 1,2`` here); the Python engine runs in this one process on one core. The ratios compare the
+best row with it, in wall time (the targets) and in CPU time (what each decision costs).
+
 JIT compile time is measured per engine and batch size (``jit(...).lower(...).compile()``). Rows run
 round-robin, repeat by repeat; rates use wall time and, separately, this process's CPU time (all threads:
 XLA uses both cores for large batches), which is the steadier one on a busy machine. Each JAX timed call
@@ -65,6 +78,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import statistics
 import sys
 import time
@@ -103,6 +117,11 @@ ANCHOR = f"{ANCHOR_GAME} (pgx)"
 LAYOUTS = ("auto", "first", "last", "both")
 LAYOUT_LABELS = {"first": "", "last": " batch-last"}
 
+
+def row_suffix(layout: str, devices: int) -> str:
+    """How a row's layout and device count read in its label: ``" batch-last x2 devices"``."""
+    return LAYOUT_LABELS[layout] + (f" x{devices} devices" if devices > 1 else "")
+
 #: configs to measure per game when not just the default (a game without a JAX engine yet is skipped)
 JAX_BENCH_CONFIGS: dict[str, list[dict[str, Any]]] = {
     "battlecards_v0": [{"num_players": 2}, {"num_players": 6}],
@@ -135,6 +154,7 @@ class JaxRow:
     config: dict[str, Any]
     batch: int
     layout: str = "first"  #: "first": jax.vmap(env.step); "last": env.step_batch_last
+    devices: int = 1  #: the batch split evenly over this many devices (``across_devices``)
     slots: int | None = None
     compile_seconds: float | None = None
     steps_per_call: int = 0
@@ -159,50 +179,63 @@ class PythonRow:
 # -- the timed loop ----------------------------------------------------------------------------------------------
 
 
-def make_runner(env: Any, batch: int, slots: int | None, layout: str = "first") -> Any:
-    """``run(state, key, steps) -> (state, key, decisions)``: random legal play of ``batch`` games with
-    auto-reset, ``steps`` times, in one jitted ``fori_loop`` (``steps`` is dynamic: no recompile).
+def make_runner(env: Any, batch: int, slots: int | None, layout: str = "first", devices: int = 1) -> Any:
+    """``run(state, key, steps) -> (state, decisions)``: random legal play of ``batch`` games with auto-reset,
+    ``steps`` times, in one jitted ``fori_loop`` (``steps`` is dynamic: no recompile).
 
     ``layout="first"``: ``jax.vmap(env.step)`` on states with the batch axis first (Pgx's way);
-    ``"last"``: ``env.step_batch_last`` on states with the batch axis last (the whole loop keeps them so)."""
+    ``"last"``: ``env.step_batch_last`` on states with the batch axis last (the whole loop keeps them so).
+    ``devices > 1``: the batch split over the first ``devices`` of JAX's devices (``across_devices``), each
+    part ``batch / devices`` games with ``slots`` deal slots of its own."""
     import jax
 
-    from card_envs.jax.core import random_legal_actions, reset_finished
+    from card_envs.jax.core import across_devices, random_legal_actions, reset_finished
 
     last = layout == "last"
     step = env.step_batch_last if last else jax.vmap(env.step)
     needs_keys = getattr(env, "step_uses_key", True)  # Pgx's own games take a key per state
+    part = batch // devices
 
     def body(_, carry):
         state, key, decisions = carry
         key, act_key, step_key, deal_key = jax.random.split(key, 4)
         decisions += (~(state.terminated | state.truncated)).sum()
         actions = random_legal_actions(act_key, state.legal_action_mask, action_axis=0 if last else -1)
-        state = step(state, actions, jax.random.split(step_key, batch) if needs_keys else None)
+        state = step(state, actions, jax.random.split(step_key, part) if needs_keys else None)
         state = reset_finished(env, state, deal_key, slots, lazy=slots is not None, batch_axis=-1 if last else 0)
         return state, key, decisions
 
     def run(state, key, steps):
-        return jax.lax.fori_loop(0, steps, body, (state, key, jax.numpy.int32(0)))
+        state, _, decisions = jax.lax.fori_loop(0, steps, body, (state, key, jax.numpy.int32(0)))
+        return state, decisions
 
-    return jax.jit(run, donate_argnums=0)
+    if devices == 1:
+        return jax.jit(run, donate_argnums=0)
+    return across_devices(run, batch_axis=-1 if last else 0, devices=jax.devices()[:devices])
 
 
 def prepare(row: JaxRow, env: Any, seconds: float, seed: int) -> None:
     """Compile (timed), warm up (the games' starts drift apart), and calibrate the steps per timed call."""
     import jax
 
+    from card_envs.jax.core import split_over_devices
+
+    if row.devices > len(jax.devices()):
+        raise ValueError(f"{row.devices} devices asked, JAX has {len(jax.devices())} (see --devices)")
     key = jax.random.PRNGKey(seed)
     init = env.init_batch_last if row.layout == "last" else jax.vmap(env.init)
     state = jax.jit(init)(jax.random.split(key, row.batch))
-    runner = make_runner(env, row.batch, row.slots, row.layout)
+    if row.devices > 1:
+        state = split_over_devices(state, batch_axis=-1 if row.layout == "last" else 0,
+                                   devices=jax.devices()[:row.devices])
+    runner = make_runner(env, row.batch, row.slots, row.layout, row.devices)
     start = time.perf_counter()
     compiled = runner.lower(state, key, 1).compile()
     row.compile_seconds = time.perf_counter() - start
-    state, key, _ = compiled(state, key, 200)  # warm-up: 200 steps, several episodes per game
+    state, _ = compiled(state, key, 200)  # warm-up: 200 steps, several episodes per game
     jax.block_until_ready(state)
     start = time.perf_counter()
-    state, key, _ = compiled(state, key, 50)
+    state, _ = compiled(state, key, 50)
     jax.block_until_ready(state)
     per_step = (time.perf_counter() - start) / 50
     row.steps_per_call = int(min(100_000, max(10, seconds / max(per_step, 1e-7))))
@@ -214,7 +247,7 @@ def time_call(row: JaxRow, seed: int) -> Sample:
 
     key = jax.random.PRNGKey(seed)
     start, cpu_start = time.perf_counter(), time.process_time()
-    row.state, _, decisions = row.runner(row.state, key, row.steps_per_call)
+    row.state, decisions = row.runner(row.state, key, row.steps_per_call)
     decisions = int(decisions)  # waits for the device
     return Sample(decisions, row.batch * row.steps_per_call, time.perf_counter() - start,
                   time.process_time() - cpu_start)
@@ -273,7 +306,7 @@ def jax_mean_episode(env: Any, seed: int, batch: int = 256, steps: int = 1000) -
 def summarize(jax_rows: list[JaxRow], python_rows: list[PythonRow], anchor_rows: list[JaxRow]) -> dict[str, Any]:
     def row_dict(row: JaxRow) -> dict[str, Any]:
         out = {"label": row.label, "game": row.game, "config": row.config, "batch": row.batch, "layout": row.layout,
-               "slots": row.slots,
+               "devices": row.devices, "slots": row.slots,
                "compile_seconds": row.compile_seconds, "steps_per_call": row.steps_per_call,
                "skipped": row.skipped, "samples": [vars(s) for s in row.samples]}
         if row.samples:
@@ -293,6 +326,7 @@ def summarize(jax_rows: list[JaxRow], python_rows: list[PythonRow], anchor_rows:
         pairs = list(zip(best.samples, python.samples, strict=False))
         entry = {
             "game": python.game, "config": python.config, "best_batch": best.batch, "best_layout": best.layout,
+            "best_devices": best.devices,
             "best_decisions_per_s": spread([s.rate for s in best.samples]),
             "python_decisions_per_s": spread([s.steps_per_s for s in python.samples]),
             "python_decisions_per_cpu_s": spread([s.steps_per_cpu_s for s in python.samples]),
@@ -340,8 +374,9 @@ def render_markdown(report: dict[str, Any]) -> str:
     ]
     for e in report["engines"]:
         anchor = _ratio(e["ratio_to_anchor"]) + f" (B={e['anchor_best_batch']})" if "ratio_to_anchor" in e else "-"
+        best = f"{e['best_batch']}{row_suffix(e['best_layout'], e.get('best_devices', 1))}"
         lines.append(
-            f"| {e['game']} | {config_label(e['config'])} | {e['best_batch']}{LAYOUT_LABELS[e['best_layout']]} | "
+            f"| {e['game']} | {config_label(e['config'])} | {best} | "
             f"{_rate(e['best_decisions_per_s'])} | "
             f"{_rate(e['python_decisions_per_s'])} | {_ratio(e['ratio_to_python'])} | "
             f"{_ratio(e['ratio_to_python_cpu'])} | {e['max_compile_seconds']:.1f} | {anchor} | "
@@ -390,6 +425,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--layout", choices=LAYOUTS, default="auto",
                         help="batch layouts to measure: first = jax.vmap(env.step), last = env.step_batch_last, "
                              "both; auto (default): first for every engine, and last for engines built for it")
+    parser.add_argument("--devices", default=None, metavar="LIST",
+                        help="comma-separated device counts to split each batch over (default: 1 and, on a CPU with "
+                             "several cores, one device per core; e.g. --devices 2)")
     add_output_arguments(parser)
     args = parser.parse_args(argv)
     stamp = run_stamp("benchmarks.jax_throughput", argv)
@@ -397,6 +435,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.repeats, args.seconds = min(args.repeats, 2), min(args.seconds, 0.3)
 
     import jax
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    device_counts = sorted({int(d) for d in args.devices.split(",")}) if args.devices else sorted({1, cores})
+    if min(device_counts) < 1:
+        raise SystemExit(f"--devices takes counts of at least 1, got {args.devices}")
+    try:  # one CPU device per core (the CPU backend only); before pgx is imported: it starts JAX's backends
+        jax.config.update("jax_num_cpu_devices", max(device_counts))
+    except RuntimeError:  # JAX already started (main() called twice in one process): rows it cannot run are skipped
+        pass
     import pgx
 
     from card_envs.jax.core import available_games, make
@@ -419,9 +466,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             label = f"{name} [{config_label(config)}]"
             python_rows.append(PythonRow(f"{label} python", name, config))
             for layout in layouts_for(make(name, **config), args.layout):
-                for batch in batch_sizes:
-                    jax_rows.append(JaxRow(f"{label} jax{LAYOUT_LABELS[layout]}", name, config, batch, layout))
-    anchor_rows = [] if args.no_anchor else [JaxRow(ANCHOR, ANCHOR_GAME, {}, b) for b in batch_sizes]
+                for devices in device_counts:
+                    jax_rows += [JaxRow(f"{label} jax{row_suffix(layout, devices)}", name, config, batch, layout,
+                                        devices) for batch in batch_sizes if batch % devices == 0]
+    anchor_rows = [] if args.no_anchor else [JaxRow(ANCHOR + row_suffix("first", devices), ANCHOR_GAME, {}, b,
+                                                    devices=devices)
+                                             for devices in device_counts for b in batch_sizes if b % devices == 0]
 
     # the Python engines first: their episode lengths size the JAX rows' deal slots
     for python in python_rows:
@@ -436,10 +486,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             if row.game == ANCHOR_GAME:
                 env = pgx.make(ANCHOR_GAME)
-                row.slots = slots_for(row.batch, mean_episode[(ANCHOR_GAME, "{}")])
+                row.slots = slots_for(row.batch // row.devices, mean_episode[(ANCHOR_GAME, "{}")])
             else:
                 env = make(row.game, **row.config)
-                row.slots = slots_for(row.batch, mean_episode[(row.game, json.dumps(row.config, sort_keys=True))])
+                row.slots = slots_for(row.batch // row.devices,
+                                      mean_episode[(row.game, json.dumps(row.config, sort_keys=True))])
             prepare(row, env, args.seconds, args.seed)
             progress(f"compiled {row.label} B={row.batch} in {row.compile_seconds:.1f} s "
                      f"({row.steps_per_call} steps per call, slots {row.slots or 'all'})")

@@ -52,6 +52,8 @@ entry point                             what it does
 ``env.step_batch_last(states, a)``     a batch with the batch axis *last* (``env.init_batch_last``,
                                         ``batch_last`` / ``batch_first`` convert): the states of
                                         ``vmap(env.step)``, faster on CPU for the engines built for it
+``across_devices(fn, batch_axis=0)``    a jitted loop over a batch split over every device: one per CPU
+                                        core with ``JAX_NUM_CPU_DEVICES`` (``split_over_devices`` places it)
 ======================================  =======================================================================
 
 Conventions (Pgx's): ``current_player`` is ``0`` once the episode is over, the mask is all True then, an
@@ -73,6 +75,7 @@ from card_envs.jax.core import (
     JAX_GAMES,
     CardEnv,
     CardState,
+    across_devices,
     available_games,
     batch_first,
     batch_last,
@@ -80,10 +83,11 @@ from card_envs.jax.core import (
     make,
     random_legal_actions,
     reset_finished,
+    split_over_devices,
     step_autoreset,
 )
 
 __all__ = [
-    "JAX_GAMES", "CardEnv", "CardState", "available_games", "batch_first", "batch_last", "from_state", "make",
-    "random_legal_actions", "reset_finished", "step_autoreset",
+    "JAX_GAMES", "CardEnv", "CardState", "across_devices", "available_games", "batch_first", "batch_last",
+    "from_state", "make", "random_legal_actions", "reset_finished", "split_over_devices", "step_autoreset",
 ]

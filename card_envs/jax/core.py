@@ -82,6 +82,10 @@ helper                                    use
                                           ``vmap(step)``, several times faster on CPU for ``batch_last``
                                           engines (vectorised across games); the helpers above take
                                           ``batch_axis=-1`` / ``action_axis=0`` for it
+:func:`across_devices`                    a loop over a batch (``fn(states, key, *args) -> (states,
+                                          totals)``) with the batch split over several devices, e.g. one
+                                          per CPU core (``JAX_NUM_CPU_DEVICES``); :func:`split_over_devices`
+                                          places a batch so
 ========================================  ================================================================
 
 Helpers for the game files: :func:`shuffled` (a deck permutation from a key), :func:`random_words` (cheap
@@ -640,6 +644,99 @@ def reset_finished(env: pgx.Env, states: pgx.State, key: jax.Array, slots: int |
     return jax.tree.map(lambda old, new: old.at[..., rows].set(new, mode="drop"), states, fresh)
 
 
+# -- all cores: one device per CPU core ---------------------------------------------------------------
+
+
+def across_devices(fn: Callable[..., Any], *, batch_axis: int = 0,
+                   devices: Sequence[Any] | None = None) -> Callable[..., Any]:
+    """``fn(states, key, *args) -> (states, totals)`` jitted with the batch of ``states`` split evenly over
+    ``devices`` (default: all of JAX's devices).
+
+    On a CPU, JAX has one device unless told otherwise, and XLA runs a batched step on it as one program,
+    spreading only its large operations over the cores (about 1.5 of 2 cores for Revolutionary War's
+    batch-last loop, with hand-offs between threads at every operation). With one CPU device per core
+    (the environment variable ``JAX_NUM_CPU_DEVICES=2``, or ``jax.config.update("jax_num_cpu_devices", 2)``
+    right after ``import jax``, before ``pgx`` or this package is imported: JAX fixes its devices at its
+    first computation), each device plays its own part of the batch in its own thread, start to finish.
+
+    ==============  =============================================================================================
+    argument        on each device
+    ==============  =============================================================================================
+    ``states``      its own ``batch / len(devices)`` games: every array split along ``batch_axis`` (0: as
+                    ``jax.vmap`` makes them, -1: :meth:`CardEnv.step_batch_last`'s layout); returned split
+                    (:func:`split_over_devices` places a batch so, before the first call)
+    ``key``         folded with the device's index (``jax.random.fold_in``): the parts draw different numbers
+    ``*args``       the same values on every device (step counts, parameters)
+    ``totals``      any pytree of arrays (decision counts, summed rewards): summed over the devices
+    ==============  =============================================================================================
+
+    The parts exchange nothing but the totals, so each part's games are played exactly as ``fn`` alone would
+    play them. The states are donated (updated in place). The batch must divide evenly over the devices."""
+    from jax.sharding import PartitionSpec as P
+
+    mesh = _batch_mesh(devices)
+
+    @functools.partial(jax.jit, donate_argnums=0)
+    def run(states: Any, key: jax.Array, *args: Any) -> tuple[Any, Any]:
+        # empty arrays (a game's unused option arrays) stay out of the split: JAX gives them no sharding
+        leaves, tree = jax.tree.flatten(states)
+        kept = [leaf for leaf in leaves if leaf.size]
+        specs = _batch_specs(kept, batch_axis, mesh.size)
+
+        def per_device(parts: list[jax.Array], key: jax.Array, *args: Any) -> tuple[list[jax.Array], Any]:
+            part = iter(parts)
+            local = [next(part) if leaf.size else jnp.zeros(_part_shape(leaf.shape, batch_axis, mesh.size), leaf.dtype)
+                     for leaf in leaves]
+            local, totals = fn(tree.unflatten(local), jax.random.fold_in(key, jax.lax.axis_index("batch")), *args)
+            return ([leaf for leaf in jax.tree.leaves(local) if leaf.size],
+                    jax.tree.map(lambda total: jax.lax.psum(total, "batch"), totals))
+
+        parts, totals = jax.shard_map(per_device, mesh=mesh, in_specs=(specs, P()) + (P(),) * len(args),
+                                      out_specs=(specs, P()), check_vma=False)(kept, key, *args)
+        part = iter(parts)
+        return tree.unflatten([next(part) if leaf.size else leaf for leaf in leaves]), totals
+
+    return run
+
+
+def split_over_devices(states: Any, *, batch_axis: int = 0, devices: Sequence[Any] | None = None) -> Any:
+    """``states`` placed as :func:`across_devices` takes and returns them: each device holds its own part of the
+    batch (split along ``batch_axis``)."""
+    from jax.sharding import NamedSharding
+
+    mesh = _batch_mesh(devices)
+    return jax.tree.map(lambda leaf, spec: jax.device_put(leaf, NamedSharding(mesh, spec)) if leaf.size
+                        else jnp.zeros(leaf.shape, leaf.dtype),  # a new array: the caller's may be donated
+                        states, _batch_specs(states, batch_axis, mesh.size))
+
+
+def _batch_mesh(devices: Sequence[Any] | None) -> Any:
+    from jax.sharding import Mesh
+
+    return Mesh(np.array(list(devices or jax.devices())), ("batch",))
+
+
+def _part_shape(shape: tuple[int, ...], batch_axis: int, parts: int) -> tuple[int, ...]:
+    shape = list(shape)
+    shape[batch_axis] //= parts
+    return tuple(shape)
+
+
+def _batch_specs(states: Any, batch_axis: int, parts: int) -> Any:
+    from jax.sharding import PartitionSpec as P
+
+    batch = jax.tree.leaves(states)[0].shape[batch_axis]
+    if batch % parts:
+        raise ValueError(f"a batch of {batch} games does not split evenly over {parts} devices")
+
+    def spec(leaf: Any) -> P:
+        axes: list[str | None] = [None] * leaf.ndim
+        axes[batch_axis] = "batch"
+        return P(*axes)
+
+    return jax.tree.map(spec, states)
+
+
 def batch_last(states: Any) -> Any:
     """A batch of states (batch axis first, as ``jax.vmap`` makes it) with the batch axis moved last."""
     return jax.tree.map(lambda leaf: jnp.moveaxis(leaf, 0, -1), states)
@@ -657,7 +754,8 @@ def _expand(flags: jax.Array, like: jax.Array, batch_axis: int = 0) -> jax.Array
 
 
 __all__ = [
-    "JAX_GAMES", "OVER_PLAYER", "CardEnv", "CardState", "available_games", "batch_first", "batch_last", "from_state",
-    "make",
-    "mix32", "random_legal_action", "random_legal_actions", "random_words", "reset_finished", "step_autoreset",
+    "JAX_GAMES", "OVER_PLAYER", "CardEnv", "CardState", "across_devices", "available_games", "batch_first",
+    "batch_last", "from_state", "make",
+    "mix32", "random_legal_action", "random_legal_actions", "random_words", "reset_finished", "split_over_devices",
+    "step_autoreset",
 ]
