@@ -70,15 +70,15 @@ def fit(params: Params, data: Demonstrations, *, activation: str, epochs: int, b
         return (optax.apply_updates(p, updates), o), info
 
     @jax.jit
-    def epoch(p: Params, o: Any, key: jax.Array) -> tuple[Params, Any, dict]:
+    def epoch(p: Params, o: Any, key: jax.Array, arrays: tuple) -> tuple[Params, Any, dict]:
+        # the demonstrations are an argument, not a constant of the compiled epoch (gigabytes for Revolution)
         order = jax.random.permutation(key, len(data))[: batches * size].reshape(batches, size)
-        (p, o), info = jax.lax.scan(step, (p, o), (observations[order], masks[order], actions[order],
-                                                   returns[order]))
+        (p, o), info = jax.lax.scan(step, (p, o), tuple(array[order] for array in arrays))
         return p, o, jax.tree.map(jnp.mean, info)
 
     stats: dict[str, float] = {}
     for key in jax.random.split(jax.random.PRNGKey(seed), epochs):
-        params, opt_state, info = epoch(params, opt_state, key)
+        params, opt_state, info = epoch(params, opt_state, key, (observations, masks, actions, returns))
         stats = {name: float(value) for name, value in info.items()}
     return params, stats
 
