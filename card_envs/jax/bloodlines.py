@@ -18,8 +18,9 @@ Every function of the step works on one state or on a batch whose arrays carry t
 (``batch_last``: a per-game scalar ``(n,)``, ``_zone`` ``(2, 36, n)``, the observation ``(485, n)``):
 ``env.step_batch_last(states, actions)`` runs the whole batch at once, each entry a contiguous row of ``n``
 games that XLA vectorises, where ``jax.vmap(env.step)`` compiles rows of 36 or 485 entries to short scalar
-loops. Hence per-entry constants are columns (``column``), a seat's row a selection (``_of``), and reductions
-over entries unrolled chains (``_any``).
+loops (on CPU the batch-last loop of ``benchmarks/jax_throughput`` plays about 1.8x the decisions per
+CPU-second of ``vmap(step)``). Hence per-entry constants are columns (``column``), a seat's row a selection
+(``_of``), and reductions over entries unrolled chains (``_any``).
 
 State arrays (seat-indexed rows ``[p]``; card columns use the number-card index ``k = 9 s + rank - 2``,
 2C = 0 .. 10S = 35, of that seat's own deck, A51):
@@ -28,9 +29,9 @@ State arrays (seat-indexed rows ``[p]``; card columns use the number-card index 
 field                  shape/dtype  meaning
 =====================  ===========  =======================================================================
 ``_bloodline``         (2,) int32   suit of each seat (C=0, D=1, H=2, S=3)
-``_zone``              (2,36) int32 where each number card lies: 0 pile, 1 hand, 2-4 hearts under J/Q/K,
+``_zone``              (2,36) int8  where each number card lies: 0 pile, 1 hand, 2-4 hearts under J/Q/K,
                                     5-13 unit 0-8, 14 pool, 15 discard pile (``rules.Z_*``)
-``_order``             (2,36) int32 a pile card's position in its pile (-1 once out of it); the pile's cards
+``_order``             (2,36) int8  a pile card's position in its pile (-1 once out of it); the pile's cards
                                     are those with ``_order >= _top`` (lower = nearer the top), so a draw
                                     of ``n`` cards is ``zone = hand where _order < _top + n`` -- no gather
 ``_top``               (2,) int32   pile positions already drawn; pile size ``36 - _top``
@@ -75,6 +76,8 @@ per-game values            the few a zone update reads (the moved card, its dest
                            unit, the drawn pile positions) computed once (``_once``): XLA fuses an
                            elementwise value into each consumer and computed it again for each of the 72
                            zone entries (the batch-last step cost 1.4x more)
+``_zone``, ``_order``      int8: the largest arrays a step updates (several passes) move a quarter of the
+                           bytes of int32 (batch-last at 2,048 games a device: 13% less CPU per decision)
 the deal                   no Threefry call (``_key_words``): under ``vmap``, each was a loop of small XLA
                            operations, the largest cost of a re-deal of a few games
 "any" over a few entries   unrolled ``or`` chains (``_any``) and R9d as strongest unit against weakest
@@ -148,6 +151,8 @@ MAX_FORCED_TURNS = 5
 _INDEX_BITS = 6
 #: a zone number past every zone (``rules.Z_*``): no card is in it
 _NO_ZONE = Z_DISCARD + 1
+#: dtype of ``_zone`` and ``_order`` (values -1 .. 35): the step's largest arrays move a quarter of int32's bytes
+CARDS = np.int8
 
 # -- action decoding (spec section 8): one row per action id --------------------------------------
 
@@ -320,8 +325,8 @@ class State(CardState):
     _step_count: jax.Array = jnp.int32(0)
     # --- Bloodlines (see the module table) ---
     _bloodline: jax.Array = jnp.zeros(2, jnp.int32)
-    _zone: jax.Array = jnp.zeros((2, NUM_CARDS), jnp.int32)
-    _order: jax.Array = jnp.zeros((2, NUM_CARDS), jnp.int32)
+    _zone: jax.Array = jnp.zeros((2, NUM_CARDS), CARDS)
+    _order: jax.Array = jnp.zeros((2, NUM_CARDS), CARDS)
     _top: jax.Array = jnp.zeros(2, jnp.int32)
     _hand_size: jax.Array = jnp.zeros(2, jnp.int32)
     _alive: jax.Array = jnp.ones((2, NUM_ROYALS), jnp.bool_)
@@ -483,8 +488,8 @@ class Env(CardEnv):
         keys = (keys & ~jnp.uint32((1 << _INDEX_BITS) - 1)) | jnp.arange(NUM_CARDS, dtype=jnp.uint32)
         order = (jnp.sort(keys, axis=1) & ((1 << _INDEX_BITS) - 1)).astype(jnp.int32)
         limit = self._limit
-        zone = jnp.where(order < limit, Z_HAND, Z_PILE).astype(jnp.int32)  # S5: the top cards
-        order = jnp.where(order < limit, -1, order)
+        zone = jnp.where(order < limit, Z_HAND, Z_PILE).astype(CARDS)  # S5: the top cards
+        order = jnp.where(order < limit, -1, order).astype(CARDS)
         if self.config.starting_player is None:  # S6: the coin
             starter = (words[-1] >> 31).astype(jnp.int32)
         else:
@@ -681,8 +686,8 @@ class Env(CardEnv):
 
         state = state.replace(
             rewards=rewards.astype(jnp.float32),
-            _zone=zone,
-            _order=order,
+            _zone=zone.astype(CARDS),
+            _order=order.astype(CARDS),
             _top=_set(state._top, me, top + drawn),
             _hand_size=_set(state._hand_size, me, hand_size),
             _alive=alive,
@@ -781,8 +786,8 @@ class Env(CardEnv):
         # the pile position drawn, once for the 72 entries (none: a position no card has)
         drawing = _seat_rows(me, 1) & (state._order == _once(jnp.where(draw, top, NUM_CARDS)))
         return state.replace(
-            _zone=jnp.where(drawing, Z_HAND, state._zone),
-            _order=jnp.where(drawing, -1, state._order),
+            _zone=jnp.where(drawing, Z_HAND, state._zone).astype(CARDS),
+            _order=jnp.where(drawing, -1, state._order).astype(CARDS),
             _top=_add(state._top, me, draw.astype(jnp.int32)),
             _hand_size=_add(state._hand_size, me, draw.astype(jnp.int32)),
             _moved=state._moved | draw,
@@ -878,8 +883,8 @@ class Env(CardEnv):
         jokers = set(JOKER_IDS)
         return {
             "_bloodline": np.array(py_state.bloodlines, np.int32),
-            "_zone": np.array(py_state.zones, np.int32),
-            "_order": order,
+            "_zone": np.array(py_state.zones, CARDS),
+            "_order": order.astype(CARDS),
             "_top": top,
             "_hand_size": np.array([len(h) for h in py_state.hands], np.int32),
             "_alive": np.array([[r in py_state.royals[p] for r in range(NUM_ROYALS)] for p in (0, 1)]),
