@@ -18,7 +18,7 @@ Every function of the step works on one state or on a batch whose arrays carry t
 (``batch_last``: a per-game scalar ``(n,)``, ``_zone`` ``(2, 36, n)``, the observation ``(485, n)``):
 ``env.step_batch_last(states, actions)`` runs the whole batch at once, each entry a contiguous row of ``n``
 games that XLA vectorises, where ``jax.vmap(env.step)`` compiles rows of 36 or 485 entries to short scalar
-loops (on CPU the batch-last loop of ``benchmarks/jax_throughput`` plays about 1.8x the decisions per
+loops (on CPU the batch-last loop of ``benchmarks/jax_throughput`` plays about 1.7x the decisions per
 CPU-second of ``vmap(step)``). Hence per-entry constants are columns (``column``), a seat's row a selection
 (``_of``), and reductions over entries unrolled chains (``_any``).
 
