@@ -22,7 +22,7 @@ from card_envs.bloodlines.rules import ACTION_NAMES, NUMBER_CARDS, Bloodlines
 from card_envs.cards import card_code
 from card_envs.jax import make
 from card_envs.jax.bloodlines import VALUE, card_value
-from card_envs.jax.core import random_legal_actions, reset_finished
+from card_envs.jax.core import batch_first, batch_last, random_legal_actions, reset_finished
 
 NAME = "bloodlines_v0"
 ID = {name: index for index, name in enumerate(ACTION_NAMES)}
@@ -409,13 +409,15 @@ def test_sc13_immediate_stalemate_and_its_variant():  # Sc-13, R15, R16, A40
 
 
 def test_batched_step_and_observation_equal_one_state_at_a_time():  # R11, section 7
-    """``vmap(step)`` (R11's loop over the states gathered into slots, here one slot so that several rounds
-    run, and the observation's flattened-batch gather) against ``lax.map(step)``, which steps one state at
-    a time through the plain loop, on random play with re-deals: every array of every state equal."""
+    """``vmap(step)`` and ``step_batch_last`` (R11's loop over the states gathered into slots, here one slot
+    so that several rounds run, and the observation's flattened-batch gather) against ``lax.map(step)``,
+    which steps one state at a time through the plain loop, on random play with re-deals: every array of
+    every state equal."""
     env = make(NAME)
     env._forced_slots = lambda batch: 1  # every state left in R11's loop after its first turn: its own round
     batch = 32
     batched = jax.jit(jax.vmap(env.step))
+    batched_last = jax.jit(lambda states, actions: batch_first(env.step_batch_last(batch_last(states), actions)))
     one_by_one = jax.jit(lambda states, actions: jax.lax.map(lambda pair: env.step(*pair), (states, actions)))
     observe = jax.jit(jax.vmap(env.observe, in_axes=(0, None)))
     observe_one_by_one = jax.jit(lambda states, p: jax.lax.map(lambda s: env.observe(s, p), states))
@@ -442,6 +444,7 @@ def test_batched_step_and_observation_equal_one_state_at_a_time():  # R11, secti
         for name in stepped.__dataclass_fields__:
             np.testing.assert_array_equal(np.asarray(getattr(stepped, name)), np.asarray(getattr(expected, name)),
                                           err_msg=name)
+        assert all(jax.tree.leaves(jax.tree.map(np.array_equal, batched_last(states, actions), expected)))
         for seat in (0, 1):
             np.testing.assert_array_equal(np.asarray(observe(stepped, seat)),
                                           np.asarray(observe_one_by_one(stepped, seat)))

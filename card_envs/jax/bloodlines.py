@@ -9,9 +9,18 @@ masks and per-step rewards are the Python engine's. Every option of ``Bloodlines
 (static, fixed at ``make``). The only randomness is the deal (S2-S7), drawn from ``init``'s key with the
 distribution of the Python engine's (not its number stream: a JAX deal equals the Python deal of the same
 piles, which ``from_state`` and the tests use); nothing is shuffled after setup (A36), so ``step`` never
-uses its key. Each pile is ordered by sorting 36 random 26-bit keys that carry the card index in their
-low 6 bits (one sort, the cheapest shuffle on CPU); keys tying in the random bits keep index order, a
+uses its key. Every random number of a deal is one of the key's words hashed with a counter
+(``_key_words``, no Threefry call). Each pile is ordered by sorting 36 random 26-bit keys that carry the card index in
+their low 6 bits (one sort, the cheapest shuffle on CPU); keys tying in the random bits keep index order, a
 deviation from the uniform order below 1e-5 per deal, like ``jax.random.permutation``'s (32-bit keys).
+
+Every function of the step works on one state or on a batch whose arrays carry the batch axis *last*
+(``batch_last``: a per-game scalar ``(n,)``, ``_zone`` ``(2, 36, n)``, the observation ``(485, n)``):
+``env.step_batch_last(states, actions)`` runs the whole batch at once, each entry a contiguous row of ``n``
+games that XLA vectorises, where ``jax.vmap(env.step)`` compiles rows of 36 or 485 entries to short scalar
+loops (on CPU the batch-last loop of ``benchmarks/jax_throughput`` plays about 1.7x the decisions per
+CPU-second of ``vmap(step)``). Hence per-entry constants are columns (``column``), a seat's row a selection
+(``_of``), and reductions over entries unrolled chains (``_any``).
 
 State arrays (seat-indexed rows ``[p]``; card columns use the number-card index ``k = 9 s + rank - 2``,
 2C = 0 .. 10S = 35, of that seat's own deck, A51):
@@ -20,9 +29,9 @@ State arrays (seat-indexed rows ``[p]``; card columns use the number-card index 
 field                  shape/dtype  meaning
 =====================  ===========  =======================================================================
 ``_bloodline``         (2,) int32   suit of each seat (C=0, D=1, H=2, S=3)
-``_zone``              (2,36) int32 where each number card lies: 0 pile, 1 hand, 2-4 hearts under J/Q/K,
+``_zone``              (2,36) int8  where each number card lies: 0 pile, 1 hand, 2-4 hearts under J/Q/K,
                                     5-13 unit 0-8, 14 pool, 15 discard pile (``rules.Z_*``)
-``_order``             (2,36) int32 a pile card's position in its pile (-1 once out of it); the pile's cards
+``_order``             (2,36) int8  a pile card's position in its pile (-1 once out of it); the pile's cards
                                     are those with ``_order >= _top`` (lower = nearer the top), so a draw
                                     of ``n`` cards is ``zone = hand where _order < _top + n`` -- no gather
 ``_top``               (2,) int32   pile positions already drawn; pile size ``36 - _top``
@@ -55,13 +64,22 @@ part                       form
 =========================  ===============================================================================
 observation                every entry is one comparison with, or one copy of, one entry of a small int32
                            source vector (``_observation_tables``): one gather with constant indices and a
-                           select, taken over the flattened batch under ``vmap`` (``_take``) so that XLA
-                           writes it batch-major in one pass (per-block kernels and a concatenate cost 2.5x)
+                           select (``_take``): batch-last, whole rows of the source; under ``vmap`` taken
+                           over the flattened batch so that XLA writes it batch-major in one pass
+                           (per-block kernels and a concatenate cost 2.5x)
 R11 forced steps           at most ``MAX_FORCED_TURNS`` turns; the first in line for every state (a quarter
-                           of a random batch has one), the rest a ``lax.while_loop`` that, under ``vmap``,
-                           runs only the few states that still need it, gathered into slots
-                           (``_forced_steps_batched``): a batched loop would run the whole batch as often as
-                           its longest chain needs
+                           of a random batch has one), the rest a ``lax.while_loop`` that runs only the few
+                           states that still need it, gathered into slots (``_forced_steps_in_slots``, under
+                           ``vmap`` through ``custom_vmap``): a batched loop would run the whole batch as
+                           often as its longest chain needs
+per-game values            the few a zone update reads (the moved card, its destination, the attacked
+                           unit, the drawn pile positions) computed once (``_once``): XLA fuses an
+                           elementwise value into each consumer and computed it again for each of the 72
+                           zone entries (the batch-last step cost 1.4x more)
+``_zone``, ``_order``      int8: the largest arrays a step updates (several passes) move a quarter of the
+                           bytes of int32 (batch-last at 2,048 games a device: 13% less CPU per decision)
+the deal                   no Threefry call (``_key_words``): under ``vmap``, each was a loop of small XLA
+                           operations, the largest cost of a re-deal of a few games
 "any" over a few entries   unrolled ``or`` chains (``_any``) and R9d as strongest unit against weakest
                            survivor (``_can_attack``): XLA's small reductions are slow on CPU
 =========================  ===============================================================================
@@ -116,7 +134,8 @@ from card_envs.bloodlines.rules import (
 )
 from card_envs.cards import JOKER_IDS
 from card_envs.core.engine import NO_PLAYER
-from card_envs.jax.core import FALSE, CardEnv, CardState, padded
+from card_envs.jax.core import FALSE, CardEnv, CardState, mix32, padded
+from card_envs.jax.core import _column as column
 
 NUM_CARDS = NUM_NUMBER_CARDS  # 36 number cards per seat
 NUM_ROYALS = 3
@@ -130,6 +149,10 @@ NUM_ROYALS = 3
 MAX_FORCED_TURNS = 5
 #: S4: the low bits of a pile's sort keys hold the card index (see the module docstring)
 _INDEX_BITS = 6
+#: a zone number past every zone (``rules.Z_*``): no card is in it
+_NO_ZONE = Z_DISCARD + 1
+#: dtype of ``_zone`` and ``_order`` (values -1 .. 35): the step's largest arrays move a quarter of int32's bytes
+CARDS = np.int8
 
 # -- action decoding (spec section 8): one row per action id --------------------------------------
 
@@ -302,8 +325,8 @@ class State(CardState):
     _step_count: jax.Array = jnp.int32(0)
     # --- Bloodlines (see the module table) ---
     _bloodline: jax.Array = jnp.zeros(2, jnp.int32)
-    _zone: jax.Array = jnp.zeros((2, NUM_CARDS), jnp.int32)
-    _order: jax.Array = jnp.zeros((2, NUM_CARDS), jnp.int32)
+    _zone: jax.Array = jnp.zeros((2, NUM_CARDS), CARDS)
+    _order: jax.Array = jnp.zeros((2, NUM_CARDS), CARDS)
     _top: jax.Array = jnp.zeros(2, jnp.int32)
     _hand_size: jax.Array = jnp.zeros(2, jnp.int32)
     _alive: jax.Array = jnp.ones((2, NUM_ROYALS), jnp.bool_)
@@ -333,22 +356,40 @@ def _of(pair: jax.Array, seat: jax.Array) -> jax.Array:
     return jnp.where(seat == 0, pair[0], pair[1])
 
 
+def _seat_rows(seat: jax.Array, entry_axes: int = 0) -> jax.Array:
+    """``(2, 1 x entry_axes, *batch)``: True in ``seat``'s row, broadcasting against a seat-indexed array
+    with ``entry_axes`` axes per seat (its batch axes, if any, last)."""
+    rows = column(2, seat) == seat
+    return jnp.expand_dims(rows, tuple(range(1, 1 + entry_axes)))
+
+
 def _set(pair: jax.Array, seat: jax.Array, row: jax.Array) -> jax.Array:
     """``pair`` with row ``seat`` replaced by ``row``."""
-    rows = jnp.arange(2) == seat
-    return jnp.where(rows.reshape((2,) + (1,) * (pair.ndim - 1)), row, pair)
+    return jnp.where(_seat_rows(seat, pair.ndim - 1 - jnp.ndim(seat)), row, pair)
 
 
 def _add(pair: jax.Array, seat: jax.Array, amount: jax.Array) -> jax.Array:
     """A (2,) counter with ``amount`` added at ``seat``."""
-    return pair + jnp.where(jnp.arange(2) == seat, amount, 0).astype(pair.dtype)
+    return pair + jnp.where(_seat_rows(seat), amount, 0).astype(pair.dtype)
 
 
 def _any(flags: jax.Array) -> jax.Array:
-    """Whether any entry is true, as an unrolled chain of ``or`` (XLA on CPU runs a reduction over a few
-    dozen entries per state far slower than the same number of elementwise operations, which it fuses)."""
-    flags = flags.reshape(-1)
+    """Whether any entry along axis 0 is true, as an unrolled chain of ``or`` (XLA on CPU runs a reduction
+    over a few dozen entries per state far slower than the same number of elementwise operations, which it
+    fuses)."""
     return functools.reduce(jnp.logical_or, [flags[i] for i in range(flags.shape[0])])
+
+
+def _once(x: jax.Array) -> jax.Array:
+    """``x`` (int32), computed once: XLA fuses an elementwise value into each of its consumers and computes it
+    again for every entry of a larger array (e.g. each of the 72 zone entries), but computes a reduction (here
+    a sum with zero) once and keeps it (``optimization_barrier`` does not do that on CPU)."""
+    return jnp.stack([x, jnp.zeros_like(x)]).sum(0, dtype=jnp.int32)
+
+
+def _rows(x: jax.Array, batch: tuple[int, ...]) -> jax.Array:
+    """``x`` with its entry axes flattened into axis 0 (its ``batch`` axes, if any, kept last)."""
+    return jnp.reshape(x, (-1, *batch))
 
 
 def _can_attack(state: State, me: jax.Array) -> jax.Array:
@@ -361,10 +402,23 @@ def _can_attack(state: State, me: jax.Array) -> jax.Array:
     return strongest > weakest
 
 
+def _key_words(key: jax.Array, size: int) -> jax.Array:
+    """``size`` random uint32 words from ``key``: its own words hashed with a counter (``mix32`` twice, as
+    ``random_words`` does with two words it draws from the key by Threefry, which under ``vmap`` is a loop
+    of small operations: for the few games of a re-deal it cost a quarter of the deal)."""
+    data = jax.random.key_data(key) if jnp.issubdtype(key.dtype, jax.dtypes.prng_key) else key
+    data = data.reshape(-1).astype(jnp.uint32)
+    index = jnp.arange(size, dtype=jnp.uint32)
+    return mix32(mix32(data[0] ^ (index * jnp.uint32(0x9E3779B9))) ^ data[-1])
+
+
 def _take(source: jax.Array, index: np.ndarray) -> jax.Array:
-    """``source[index]`` for a constant ``index``; under ``vmap``, one gather over the flattened batch, whose
-    output XLA writes in the batch-major order the state keeps (the plain batched gather puts the batch
-    last, and XLA on CPU then transposes the whole observation: twice the cost)."""
+    """``source[index]`` along axis 0 for a constant ``index`` (batch axes, if any, last: whole rows); under
+    ``vmap``, one gather over the flattened batch, whose output XLA writes in the batch-major order the state
+    keeps (the plain batched gather puts the batch last, and XLA on CPU then transposes the whole
+    observation: twice the cost)."""
+    if source.ndim > 1:
+        return source[index]
     return _take_rows(source, jnp.asarray(index, jnp.int32))
 
 
@@ -404,6 +458,7 @@ class Env(CardEnv):
     name = "bloodlines_v0"
     state_class = State
     step_uses_key = False  # nothing is shuffled after the deal (A36)
+    batch_last = True  # step_batch_last runs the whole batch at once, batch axis last (card_envs.jax.core)
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -417,23 +472,26 @@ class Env(CardEnv):
 
     def _init(self, key: jax.Array) -> State:
         """S1-S7: bloodlines, both piles, the deal, the starting player; then R11 (forced steps)."""
-        key_bloodline, key_other, key_piles, key_coin = jax.random.split(key, 4)
+        # every random number from the key's words and a counter hash: a Threefry call per draw cost most of
+        # a deal; 32-bit words give the exact probabilities below but for player_1's one in three (a bias
+        # below 1e-9)
+        words = _key_words(key, 2 * NUM_CARDS + 3)
         if self._fixed_bloodlines is None:  # S2 / A4: p0 uniform, p1 uniform among the other three
-            first = jax.random.randint(key_bloodline, (), 0, 4)
-            second = (first + 1 + jax.random.randint(key_other, (), 0, 3)) % 4
-            bloodline = jnp.stack([first, second]).astype(jnp.int32)
+            first = (words[-3] % 4).astype(jnp.int32)
+            second = (first + 1 + (words[-2] % 3).astype(jnp.int32)) % 4
+            bloodline = jnp.stack([first, second])
         else:
             bloodline = jnp.asarray(self._fixed_bloodlines)
         # S4: a uniform order of each pile (``_order[p, k]``: card k's position; the inverse of a
         # uniform permutation is uniform)
-        keys = jax.random.bits(key_piles, (2, NUM_CARDS), jnp.uint32)
+        keys = words[:2 * NUM_CARDS].reshape(2, NUM_CARDS)
         keys = (keys & ~jnp.uint32((1 << _INDEX_BITS) - 1)) | jnp.arange(NUM_CARDS, dtype=jnp.uint32)
         order = (jnp.sort(keys, axis=1) & ((1 << _INDEX_BITS) - 1)).astype(jnp.int32)
         limit = self._limit
-        zone = jnp.where(order < limit, Z_HAND, Z_PILE).astype(jnp.int32)  # S5: the top cards
-        order = jnp.where(order < limit, -1, order)
+        zone = jnp.where(order < limit, Z_HAND, Z_PILE).astype(CARDS)  # S5: the top cards
+        order = jnp.where(order < limit, -1, order).astype(CARDS)
         if self.config.starting_player is None:  # S6: the coin
-            starter = jax.random.bernoulli(key_coin).astype(jnp.int32)
+            starter = (words[-1] >> 31).astype(jnp.int32)
         else:
             starter = jnp.int32(self.config.starting_player)
         state = State(
@@ -453,7 +511,7 @@ class Env(CardEnv):
 
     def _step(self, state: State, action: jax.Array, key: jax.Array) -> State:
         del key  # nothing is shuffled after setup (S7, A36)
-        state = self._apply(state.replace(rewards=jnp.zeros(2, jnp.float32)), action)
+        state = self._apply(state.replace(rewards=jnp.zeros_like(state.rewards)), action)
         if self.config.auto_skip_forced:
             state = self._take_forced_steps(state)
         return state.replace(current_player=self._to_decide(state), legal_action_mask=self._legal_action_mask(state))
@@ -464,7 +522,8 @@ class Env(CardEnv):
         is one gather with constant indices and a select, one pass of XLA (no per-block kernels)."""
         tables = self._observation
         x = _take(self._observation_source(state, player), tables["source"])
-        kind, operand = jnp.asarray(tables["kind"]), jnp.asarray(tables["operand"])
+        entries = (-1,) + (1,) * jnp.ndim(player)  # one constant per entry, against the batch axes if any
+        kind, operand = jnp.asarray(tables["kind"]).reshape(entries), jnp.asarray(tables["operand"]).reshape(entries)
         compared = jnp.where(kind == _AT_MOST, x <= operand, x == operand).astype(jnp.float32)
         return jnp.where(kind == _LOOKUP, jax.lax.bitcast_convert_type(x, jnp.float32), compared)
 
@@ -472,6 +531,7 @@ class Env(CardEnv):
         """The int32 source vector of the observation of ``player`` (``_COMPARED_BLOCKS``, then the scaled
         values of ``_SCALED_BLOCKS`` as float32 bits, looked up in one gather)."""
         seen = functools.partial(_seen_from, seat=player)
+        batch = jnp.shape(player)
         compared = {
             "zone": seen(state._zone), "bloodline": seen(state._bloodline), "alive": seen(state._alive),
             "phase": state._phase, "is_active": state._active == player, "decoy_royal": state._decoy_royal,
@@ -483,11 +543,12 @@ class Env(CardEnv):
             "top": seen(state._top), "hand_size": seen(state._hand_size), "jokers": seen(state._jokers),
             "supply": seen(state._supply), "jokers_discarded": seen(state._jokers_discarded), "owed": state._owed,
             "turn": jnp.minimum(state._turn, MAX_TURNS_BOUND + 1), "idle": state._idle,
-            "flags": jnp.zeros(3, jnp.int32),
+            "flags": jnp.zeros((3, *batch), jnp.int32),
         }
-        numbers = jnp.concatenate([jnp.asarray(scaled[name], jnp.int32).reshape(-1) for name, *_ in _SCALED_BLOCKS])
-        values = jnp.asarray(self._observation["table"])[self._observation["offset"] + numbers]
-        return jnp.concatenate([jnp.asarray(compared[name], jnp.int32).reshape(-1) for name, _ in _COMPARED_BLOCKS]
+        numbers = jnp.concatenate([_rows(jnp.asarray(scaled[name], jnp.int32), batch) for name, *_ in _SCALED_BLOCKS])
+        offset = _rows(self._observation["offset"], (1,) * len(batch))
+        values = jnp.asarray(self._observation["table"])[offset + numbers]
+        return jnp.concatenate([_rows(jnp.asarray(compared[name], jnp.int32), batch) for name, _ in _COMPARED_BLOCKS]
                                + [jax.lax.bitcast_convert_type(values, jnp.int32)])
 
     def _legal_action_mask(self, state: State) -> jax.Array:
@@ -507,20 +568,24 @@ class Env(CardEnv):
         power = clubs & (resource & can_draw & (bloodline == CLUBS))  # R7b
         pool = diamonds & (resource & (bloodline == DIAMONDS))  # R7c
         discard = hand & (running & (phase == DISCARD_PHASE))  # R8
-        heart = (hearts[:, None] & _of(state._alive, me)[None, :]) & main  # R9a: (rank, royal)
+        alive = _of(state._alive, me)
+        heart = (hearts[:, None] & alive[None, :]) & main  # R9a: (rank, royal)
         new_unit = spades & main  # R9b
-        add = (spades[:, None] & (jnp.arange(MAX_ADD_UNIT) < _of(state._units, me))[None, :]) & main  # R9c
+        add = (spades[:, None] & (column(MAX_ADD_UNIT, me) < _of(state._units, me))[None, :]) & main  # R9c
         enemy_alive = _of(state._alive, enemy)
         # R9d: strictly greater; empty unit slots have attack 0, which beats nothing
         attack = (_of(state._attack, me)[:, None] > _of(state._defense, enemy)[None, :]) & enemy_alive[None, :] & main
-        joker = enemy_alive & (main & (_of(state._jokers, me) > 0))  # R9e
+        jokers = main & (_of(state._jokers, me) > 0)
+        joker = enemy_alive & jokers  # R9e
         buy = main & (bloodline == DIAMONDS) & (_of(state._supply, me) > 0) & (
             _of(state._pool_value, me) >= config.joker_cost)  # R9f
-        any_main = _any(heart) | _any(new_unit) | _can_attack(state, me) | _any(joker) | buy
+        # a heart has a surviving royal to go on, and a joker a surviving enemy royal to strike (R14)
+        any_main = main & (_any(hearts) | _any(spades)) | _can_attack(state, me) | jokers | buy
         passing = main & (~any_main | config.allow_pass)  # R6
         decoy = running & (phase == DECOY_PHASE)  # R10.3
+        batch = jnp.shape(me)
         return jnp.concatenate([
-            cycle, power, pool, discard, heart.reshape(-1), new_unit, add.reshape(-1), attack.reshape(-1),
+            cycle, power, pool, discard, _rows(heart, batch), new_unit, _rows(add, batch), _rows(attack, batch),
             joker, jnp.stack([buy, running & (phase == STEP1), passing, decoy, decoy]),
         ])
 
@@ -537,7 +602,7 @@ class Env(CardEnv):
         dest = (packed >> 16) - 1
         me = state._active
         enemy = 1 - me
-        mine = (jnp.arange(2) == me)[:, None]
+        mine = _seat_rows(me, 1)
         theirs = ~mine
         bloodline = _of(state._bloodline, me)
         value = card_value(card, bloodline)
@@ -546,25 +611,27 @@ class Env(CardEnv):
         unit_attack, joker_attack, buy = is_kind(K_ATTACK), is_kind(K_JOKER_ATTACK), is_kind(K_BUY)
         strike = unit_attack | joker_attack
 
+        # the zone entries read only the per-game values below, each computed once (``_once``); a zone that
+        # is not there (_NO_ZONE) matches no card
         # the named hand card moves (R7, R8, R9a-c); a new unit is appended at the end (R17)
-        dest = jnp.where(is_kind(K_NEW_UNIT), Z_UNIT + units, dest)
-        columns = jnp.arange(NUM_CARDS)
+        columns = column(NUM_CARDS, me)
         zone = state._zone
-        zone = jnp.where(mine & (columns == card), dest, zone)
+        zone = jnp.where(mine & (columns == _once(card)), _once(jnp.where(is_kind(K_NEW_UNIT), Z_UNIT + units, dest)),
+                         zone)
         # R10.1 / R17: the attacking unit's spades are discarded, later units move down one index
-        unit_zone = Z_UNIT + unit
-        zone = jnp.where(mine & unit_attack & (zone == unit_zone), Z_DISCARD, zone)
-        zone = jnp.where(mine & unit_attack & (zone > unit_zone) & (zone < Z_POOL), zone - 1, zone)
+        attacked = _once(jnp.where(unit_attack, Z_UNIT + unit, _NO_ZONE))
+        zone = jnp.where(mine & (zone == attacked), Z_DISCARD, zone)
+        zone = jnp.where(mine & (zone > attacked) & (zone < Z_POOL), zone - 1, zone)
         # R10.2: the hearts under the target go whatever happens; R9f / A31: the whole pool is spent
-        zone = jnp.where(theirs & strike & (zone == Z_HEART + royal), Z_DISCARD, zone)
-        zone = jnp.where(mine & buy & (zone == Z_POOL), Z_DISCARD, zone)
+        zone = jnp.where(theirs & (zone == _once(jnp.where(strike, Z_HEART + royal, _NO_ZONE))), Z_DISCARD, zone)
+        zone = jnp.where(mine & (zone == _once(jnp.where(buy, Z_POOL, _NO_ZONE))), Z_DISCARD, zone)
 
         # draws: cycle 1 (R7a), power its value (R7b); end step 1's draw (R4) is _end_step1's
         top = _of(state._top, me)
         hand_size = _of(state._hand_size, me) - (card >= 0)
         wanted = jnp.where(is_kind(K_CYCLE), 1, jnp.where(is_kind(K_POWER), value, 0))
         drawn = jnp.minimum(wanted, NUM_CARDS - top)  # R12 / A14: a short pile gives what it has
-        drawing = mine & (zone == Z_PILE) & (state._order < top + drawn)
+        drawing = mine & (zone == Z_PILE) & (state._order < _once(top + drawn))
         zone = jnp.where(drawing, Z_HAND, zone)
         order = jnp.where(drawing, -1, state._order)  # a card out of the pile has no position (canonical)
         hand_size = hand_size + drawn
@@ -584,13 +651,14 @@ class Env(CardEnv):
         moved = state._moved | (kind <= _MOVES_A_CARD)
 
         # counters of the moved cards
-        slots = jnp.arange(MAX_UNITS)
+        slots = column(MAX_UNITS, me)
         attack_row = _of(state._attack, me)
-        shifted = jnp.where(slots >= unit, jnp.concatenate([attack_row[1:], jnp.zeros(1, jnp.int32)]), attack_row)
+        shifted = jnp.where(slots >= unit, jnp.concatenate([attack_row[1:], jnp.zeros_like(attack_row[:1])]),
+                            attack_row)
         attack_row = jnp.where(unit_attack, shifted, attack_row)
         grows = (is_kind(K_ADD) & (slots == unit)) | (is_kind(K_NEW_UNIT) & (slots == units))
         attack_row = attack_row + jnp.where(grows, value, 0)
-        royals = jnp.arange(NUM_ROYALS)
+        royals = column(NUM_ROYALS, me)
         defense = state._defense
         defense = defense + jnp.where(mine & is_kind(K_HEART) & (royals == royal), value, 0)
         defense = jnp.where(theirs & strike & (royals == royal), 0, defense)
@@ -618,8 +686,8 @@ class Env(CardEnv):
 
         state = state.replace(
             rewards=rewards.astype(jnp.float32),
-            _zone=zone,
-            _order=order,
+            _zone=zone.astype(CARDS),
+            _order=order.astype(CARDS),
             _top=_set(state._top, me, top + drawn),
             _hand_size=_set(state._hand_size, me, hand_size),
             _alive=alive,
@@ -667,7 +735,7 @@ class Env(CardEnv):
     def _finish_unfinished(self, state: State, ending: jax.Array, truncated: jax.Array) -> State:
         """R16: a stalemate or a truncation, scored by ``unfinished_result``."""
         if self.config.unfinished_result == "royals":
-            counts = state._alive.sum(axis=1)
+            counts = functools.reduce(jnp.add, [state._alive[:, r].astype(jnp.int32) for r in range(NUM_ROYALS)])
             winner = jnp.where(counts[0] > counts[1], 0, 1)
             decided = ending & (counts[0] != counts[1])
         else:
@@ -678,7 +746,7 @@ class Env(CardEnv):
     def _finish(self, state: State, ending: jax.Array, winner: jax.Array, truncated: jax.Array) -> State:
         """The game ends (where ``ending``): +1 to ``winner`` and -1 to the other (none on a draw)."""
         pay = ending & (winner >= 0)
-        rewards = state.rewards + jnp.where(pay, jnp.where(jnp.arange(2) == winner, 1.0, -1.0), 0.0)
+        rewards = state.rewards + jnp.where(pay, jnp.where(column(2, state._turn) == winner, 1.0, -1.0), 0.0)
         return state.replace(
             rewards=rewards.astype(jnp.float32),
             terminated=state.terminated | (ending & ~truncated),
@@ -715,10 +783,11 @@ class Env(CardEnv):
         me = state._active
         top = _of(state._top, me)
         draw = taking & (_of(state._hand_size, me) < self._limit) & (top < NUM_CARDS)
-        drawing = (jnp.arange(2) == me)[:, None] & draw & (state._order == top)
+        # the pile position drawn, once for the 72 entries (none: a position no card has)
+        drawing = _seat_rows(me, 1) & (state._order == _once(jnp.where(draw, top, NUM_CARDS)))
         return state.replace(
-            _zone=jnp.where(drawing, Z_HAND, state._zone),
-            _order=jnp.where(drawing, -1, state._order),
+            _zone=jnp.where(drawing, Z_HAND, state._zone).astype(CARDS),
+            _order=jnp.where(drawing, -1, state._order).astype(CARDS),
             _top=_add(state._top, me, draw.astype(jnp.int32)),
             _hand_size=_add(state._hand_size, me, draw.astype(jnp.int32)),
             _moved=state._moved | draw,
@@ -729,10 +798,13 @@ class Env(CardEnv):
         """R11: forced ``end step 1`` / ``pass`` steps until a real choice or the end, a turn per iteration.
 
         The first turn is taken in line for every state (a quarter of the states of a random batch have
-        one); the rest is a loop. Under ``vmap`` (``_forced_steps_batched``) only the states that still have
-        a forced step (a few percent) run the loop, gathered into a few slots: a batched ``while_loop``
-        would run every state of the batch as many times as the longest chain needs."""
+        one); the rest is a loop that runs only the states that still have a forced step (a few percent),
+        gathered into a few slots (``_forced_steps_in_slots``: under ``vmap`` through ``custom_vmap``, and on
+        a batch whose axis is last directly): a batched ``while_loop`` would run every state of the batch as
+        many times as the longest chain needs."""
         state = self._forced_turn(state, self._forced(state)[0])
+        if jnp.ndim(state._turn):  # a batch, the batch axis last (``step_batch_last``)
+            return self._forced_steps_in_slots(state, batch_axis=-1)
         if not hasattr(self, "_forced_steps"):
             self._forced_steps = jax.custom_batching.custom_vmap(self._forced_steps_loop)
             self._forced_steps.def_vmap(self._forced_steps_batched)
@@ -745,10 +817,11 @@ class Env(CardEnv):
         return self._end_turn(state, self._forced(state)[1])
 
     def _forced_steps_loop(self, state: State) -> State:
-        """R11's loop for one state, after the first forced turn (a turn per iteration)."""
+        """R11's loop after the first forced turn (a turn per iteration), for one state or a batch whose axis is
+        last: a forced turn leaves a state without forced steps as it is."""
         def forced(carry: tuple[State, jax.Array, jax.Array, jax.Array]) -> jax.Array:
             _, step1, main, turns = carry
-            return (step1 | main) & (turns < MAX_FORCED_TURNS - 1)
+            return (step1 | main).any() & (turns < MAX_FORCED_TURNS - 1)
 
         def take(carry: tuple[State, jax.Array, jax.Array, jax.Array]) -> tuple:
             state, step1, _, turns = carry
@@ -766,13 +839,19 @@ class Env(CardEnv):
         return min(batch, max(16, batch // 16))
 
     def _forced_steps_batched(self, batch: int, in_batched: Any, state: State) -> tuple[State, Any]:
-        """The batched rule of ``_take_forced_steps``: the states with a forced step, ``slots`` at a time
-        (gathered, looped, scattered back), until none is left; the others are not touched."""
+        """The batched rule of ``_take_forced_steps`` under ``vmap`` (the batch axis first)."""
         (state_batched,) = in_batched  # one flag per leaf of the one argument
         state = jax.tree.map(lambda leaf, batched: leaf if batched else jnp.broadcast_to(leaf, (batch, *leaf.shape)),
                              state, state_batched)
+        return self._forced_steps_in_slots(state, batch_axis=0), jax.tree.map(lambda _: True, state)
+
+    def _forced_steps_in_slots(self, state: State, batch_axis: int) -> State:
+        """R11's loop on a batch (its axis first or last): the states with a forced step, ``slots`` at a time
+        (gathered, looped, scattered back), until none is left; the others are not touched."""
+        batch = state._turn.shape[0]
         slots = self._forced_slots(batch)
-        step1, main = jax.vmap(self._forced)(state)
+        step1, main = (jax.vmap(self._forced) if batch_axis == 0 else self._forced)(state)
+        at = () if batch_axis == 0 else (Ellipsis,)  # the batch axis of every leaf
 
         def pending(carry: tuple[State, jax.Array]) -> jax.Array:
             return carry[1].any()
@@ -780,13 +859,15 @@ class Env(CardEnv):
         def take(carry: tuple[State, jax.Array]) -> tuple[State, jax.Array]:
             state, waiting = carry
             (rows,) = jnp.nonzero(waiting, size=slots, fill_value=batch)  # batch: past the end, dropped below
-            some = jax.tree.map(lambda leaf: leaf.at[rows].get(mode="clip"), state)
-            some = jax.vmap(self._forced_steps_loop)(some)
-            state = jax.tree.map(lambda leaf, new: leaf.at[rows].set(new, mode="drop"), state, some)
+            index = (*at, rows)
+            some = jax.tree.map(lambda leaf: leaf.at[index].get(mode="clip", indices_are_sorted=True), state)
+            some = (jax.vmap(self._forced_steps_loop) if batch_axis == 0 else self._forced_steps_loop)(some)
+            state = jax.tree.map(lambda leaf, new: leaf.at[index].set(new, mode="drop", indices_are_sorted=True),
+                                 state, some)
             return state, waiting.at[rows].set(False, mode="drop")
 
         state, _ = jax.lax.while_loop(pending, take, (state, step1 | main))
-        return state, jax.tree.map(lambda _: True, state)
+        return state
 
     # -- Python positions ---------------------------------------------------------------------------
 
@@ -802,8 +883,8 @@ class Env(CardEnv):
         jokers = set(JOKER_IDS)
         return {
             "_bloodline": np.array(py_state.bloodlines, np.int32),
-            "_zone": np.array(py_state.zones, np.int32),
-            "_order": order,
+            "_zone": np.array(py_state.zones, CARDS),
+            "_order": order.astype(CARDS),
             "_top": top,
             "_hand_size": np.array([len(h) for h in py_state.hands], np.int32),
             "_alive": np.array([[r in py_state.royals[p] for r in range(NUM_ROYALS)] for p in (0, 1)]),
