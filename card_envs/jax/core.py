@@ -545,11 +545,15 @@ def random_legal_actions(key: jax.Array, legal_action_mask: jax.Array, action_ax
 
     One random 32-bit word per state (:func:`random_words`: a counter hashed with two words drawn from
     ``key``, a few integer operations per state instead of a Threefry call), hashed with each action id
-    into a priority (:func:`mix32`); the legal action of highest priority is played. Uniform over the
-    legal set up to the quality of the hash (tested with chi-square, neighbouring states included). One
-    elementwise pass and an argmax over the actions (:func:`first_argmax`): a prefix count (the exact "k-th
-    legal action") compiles on XLA CPU to a reduce-window that cost 3x more per state in the batch-first
-    layout. A mask without any legal action gives id 0. Deterministic in ``key``.
+    into a priority (:func:`mix32`) whose low bits are replaced by the id; the legal action of highest
+    priority is played. Uniform over the legal set up to the quality of the hash (tested with chi-square,
+    neighbouring states included) and to ties of the random high bits (24 of them for 215 actions; a tie goes
+    to the higher id: a deviation below 2e-5 per choice). The maximum is a chain of ``maximum`` over the
+    actions' priorities, each computed from its own mask row: XLA then fuses the whole choice into one pass
+    that keeps the priorities in registers (a ``(batch, actions)`` priority array and an ``argmax`` over it
+    were written out and reduced by a scalar loop: 3x-6x slower; a prefix count, the exact "k-th legal
+    action", compiles to a reduce-window, slower still). A mask without any legal action gives id 0.
+    Deterministic in ``key``.
 
     ``action_axis=0`` takes batch-last masks ``(num_actions, batch)`` (:meth:`CardEnv.step_batch_last`) and
     picks the same actions as for the transposed masks, each step a whole-batch vector operation."""
@@ -559,23 +563,22 @@ def random_legal_actions(key: jax.Array, legal_action_mask: jax.Array, action_ax
     axis = 0 if action_axis == 0 and legal_action_mask.ndim > 1 else legal_action_mask.ndim - 1
     num_actions = legal_action_mask.shape[axis]
     batch_shape = legal_action_mask.shape[1:] if axis == 0 else legal_action_mask.shape[:-1]
-    word = jnp.expand_dims(random_words(key, batch_shape), axis)
-    salt = jnp.arange(num_actions, dtype=jnp.uint32) * jnp.uint32(0x9E3779B9)
-    salt = salt.reshape((num_actions,) + (1,) * (legal_action_mask.ndim - 1)) if axis == 0 else salt
-    priority = jnp.where(legal_action_mask, mix32(word ^ salt) | jnp.uint32(1), jnp.uint32(0))
-    return first_argmax(priority, axis)
+    word = random_words(key, batch_shape)
+    low = (1 << max(1, (num_actions - 1).bit_length())) - 1  # the bits that hold the action id
 
+    def priority(action: int) -> jax.Array:
+        salt = jnp.uint32(action * 0x9E3779B9 & 0xFFFFFFFF)
+        ranked = (mix32(word ^ salt) & jnp.uint32(~low & 0xFFFFFFFF)) | jnp.uint32(action)
+        legal = legal_action_mask[action] if axis == 0 else legal_action_mask[..., action]
+        return jnp.where(legal, ranked, jnp.uint32(0))
 
-def first_argmax(values: jax.Array, axis: int) -> jax.Array:
-    """``jnp.argmax(values, axis)`` (the first index of the largest value) as int32, from two plain reductions:
-    the largest value, then the least index holding it. XLA's ``argmax`` (one reduction of value-index pairs)
-    compiles to a scalar loop on CPU; these vectorise over a batch: random_legal_actions of Revolution's 53
-    actions, batch last, 95 -> 40 ns of CPU time per state (a chain of comparisons is as fast alone, but XLA
-    fuses it into every consumer of the action and computes it again for each)."""
-    size = values.shape[axis]
-    index = jnp.arange(size, dtype=jnp.int32).reshape((size,) + (1,) * (values.ndim - 1 - axis % values.ndim))
-    best = jnp.max(values, axis=axis, keepdims=True)
-    return jnp.min(jnp.where(values == best, index, size), axis=axis)
+    best = functools.reduce(jnp.maximum, [priority(action) for action in range(num_actions)])
+    # written out once through a running maximum after a zero (a reduce-window, which XLA's CPU fusion keeps
+    # apart from its operand and its users): elementwise, the choice would be fused into (and computed again
+    # by) every user of the actions, e.g. each entry of a step's legality check (1000x slower); behind a
+    # reduction it is fused into the reduction's scalar loop instead of a vectorised one (8x slower)
+    best = jax.lax.cummax(jnp.stack([jnp.zeros_like(best), best]), axis=0)[1]
+    return (best & jnp.uint32(low)).astype(jnp.int32)
 
 
 def random_words(key: jax.Array, shape: tuple[int, ...]) -> jax.Array:
