@@ -9,10 +9,10 @@ masks and per-step rewards are the Python engine's. Every option of ``Bloodlines
 (static, fixed at ``make``). The only randomness is the deal (S2-S7), drawn from ``init``'s key with the
 distribution of the Python engine's (not its number stream: a JAX deal equals the Python deal of the same
 piles, which ``from_state`` and the tests use); nothing is shuffled after setup (A36), so ``step`` never
-uses its key. Every random number of a deal is one of the key's words hashed with a counter
-(``_key_words``, no Threefry call). Each pile is ordered by sorting 36 random 26-bit keys that carry the card index in
-their low 6 bits (one sort, the cheapest shuffle on CPU); keys tying in the random bits keep index order, a
-deviation from the uniform order below 1e-5 per deal, like ``jax.random.permutation``'s (32-bit keys).
+uses its key. Every random number of a deal is one of the key's words hashed with a counter (``core.key_words``, no
+Threefry call). Each pile is ordered by sorting 36 random 26-bit keys that carry the card index in their low 6 bits
+(one sort, the cheapest shuffle on CPU); keys tying in the random bits keep index order, a deviation from the uniform
+order below 1e-5 per deal, like ``jax.random.permutation``'s (32-bit keys).
 
 Every function of the step works on one state or on a batch whose arrays carry the batch axis *last*
 (``batch_last``: a per-game scalar ``(n,)``, ``_zone`` ``(2, 36, n)``, the observation ``(485, n)``):
@@ -78,7 +78,7 @@ per-game values            the few a zone update reads (the moved card, its dest
                            zone entries (the batch-last step cost 1.4x more)
 ``_zone``, ``_order``      int8: the largest arrays a step updates (several passes) move a quarter of the
                            bytes of int32 (batch-last at 2,048 games a device: 13% less CPU per decision)
-the deal                   no Threefry call (``_key_words``): under ``vmap``, each was a loop of small XLA
+the deal                   no Threefry call (``core.key_words``): under ``vmap``, each was a loop of small XLA
                            operations, the largest cost of a re-deal of a few games
 "any" over a few entries   unrolled ``or`` chains (``_any``) and R9d as strongest unit against weakest
                            survivor (``_can_attack``): XLA's small reductions are slow on CPU
@@ -134,7 +134,7 @@ from card_envs.bloodlines.rules import (
 )
 from card_envs.cards import JOKER_IDS
 from card_envs.core.engine import NO_PLAYER
-from card_envs.jax.core import FALSE, CardEnv, CardState, mix32, padded
+from card_envs.jax.core import FALSE, CardEnv, CardState, key_words, padded
 from card_envs.jax.core import _column as column
 
 NUM_CARDS = NUM_NUMBER_CARDS  # 36 number cards per seat
@@ -402,16 +402,6 @@ def _can_attack(state: State, me: jax.Array) -> jax.Array:
     return strongest > weakest
 
 
-def _key_words(key: jax.Array, size: int) -> jax.Array:
-    """``size`` random uint32 words from ``key``: its own words hashed with a counter (``mix32`` twice, as
-    ``random_words`` does with two words it draws from the key by Threefry, which under ``vmap`` is a loop
-    of small operations: for the few games of a re-deal it cost a quarter of the deal)."""
-    data = jax.random.key_data(key) if jnp.issubdtype(key.dtype, jax.dtypes.prng_key) else key
-    data = data.reshape(-1).astype(jnp.uint32)
-    index = jnp.arange(size, dtype=jnp.uint32)
-    return mix32(mix32(data[0] ^ (index * jnp.uint32(0x9E3779B9))) ^ data[-1])
-
-
 def _take(source: jax.Array, index: np.ndarray) -> jax.Array:
     """``source[index]`` along axis 0 for a constant ``index`` (batch axes, if any, last: whole rows); under
     ``vmap``, one gather over the flattened batch, whose output XLA writes in the batch-major order the state
@@ -475,7 +465,7 @@ class Env(CardEnv):
         # every random number from the key's words and a counter hash: a Threefry call per draw cost most of
         # a deal; 32-bit words give the exact probabilities below but for player_1's one in three (a bias
         # below 1e-9)
-        words = _key_words(key, 2 * NUM_CARDS + 3)
+        words = key_words(key, 2 * NUM_CARDS + 3)
         if self._fixed_bloodlines is None:  # S2 / A4: p0 uniform, p1 uniform among the other three
             first = (words[-3] % 4).astype(jnp.int32)
             second = (first + 1 + (words[-2] % 3).astype(jnp.int32)) % 4

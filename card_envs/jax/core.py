@@ -89,7 +89,8 @@ helper                                    use
 ========================================  ================================================================
 
 Helpers for the game files: :func:`shuffled` (a deck permutation from a key), :func:`random_words` (cheap
-uint32 words per position from a key: a counter hash), :func:`one_hot`, :func:`popcount`,
+uint32 words per position from a key: a counter hash), :func:`key_words` (a deal's words from the key's own bits,
+no Threefry), :func:`hashed_words`, :func:`one_hot`, :func:`popcount`,
 :func:`card_mask`, ``RANK_VALUE`` / ``SUIT_INDEX`` (numpy tables by card id),
 :func:`seat_rows` (update one seat's row without a gather), :func:`tree_where`, :class:`ExactRatios`
 (observation entries ``n / d`` bit-equal to the Python encoding's; XLA's ``n * (1 / d)`` is not) and
@@ -583,10 +584,25 @@ def random_legal_actions(key: jax.Array, legal_action_mask: jax.Array, action_ax
 
 def random_words(key: jax.Array, shape: tuple[int, ...]) -> jax.Array:
     """``uint32`` words of ``shape``, one per position: the position's index hashed with two words drawn
-    from ``key`` (:func:`mix32` twice), far cheaper than ``jax.random.bits`` (Threefry) for a batch."""
-    seed = jax.random.bits(key, (2,), jnp.uint32)
+    from ``key`` (:func:`hashed_words`), far cheaper than ``jax.random.bits`` (Threefry) for a batch."""
     index = jnp.arange(math.prod(shape), dtype=jnp.uint32).reshape(shape)
-    return mix32(mix32(seed[0] ^ (index * jnp.uint32(0x9E3779B9))) ^ seed[1])
+    return hashed_words(jax.random.bits(key, (2,), jnp.uint32), index)
+
+
+def key_words(key: jax.Array, n: int) -> jax.Array:
+    """``n`` random ``uint32`` words of one game's key (an ``init``'s deal): the key's own two words as the seed
+    of :func:`hashed_words`, with no Threefry call at all. ``jax.random.bits`` runs Threefry, which XLA on CPU
+    compiles (under ``vmap``) to a loop of about a hundred small operations: most of the cost of re-dealing
+    the few games of a batch that just ended."""
+    data = jax.random.key_data(key) if jnp.issubdtype(key.dtype, jax.dtypes.prng_key) else key
+    return hashed_words(data.reshape(-1).astype(jnp.uint32), jnp.arange(n, dtype=jnp.uint32))
+
+
+def hashed_words(seed: jax.Array, counter: jax.Array) -> jax.Array:
+    """Random ``uint32`` words from a 64-bit ``seed`` (two words), one per entry of ``counter``: the counter
+    hashed twice (:func:`mix32`), the seed's halves mixed in between. A seed never used with the same counter
+    twice gives independent-looking words."""
+    return mix32(mix32(seed[0] ^ (counter.astype(jnp.uint32) * jnp.uint32(0x9E3779B9))) ^ seed[-1])
 
 
 def mix32(x: jax.Array) -> jax.Array:
@@ -768,8 +784,7 @@ def _expand(flags: jax.Array, like: jax.Array, batch_axis: int = 0) -> jax.Array
 
 
 __all__ = [
-    "JAX_GAMES", "OVER_PLAYER", "CardEnv", "CardState", "across_devices", "available_games", "batch_first",
-    "batch_last", "from_state", "make",
-    "mix32", "random_legal_action", "random_legal_actions", "random_words", "reset_finished", "split_over_devices",
-    "step_autoreset",
+    "CardEnv", "CardState", "JAX_GAMES", "OVER_PLAYER", "across_devices", "available_games", "batch_first",
+    "batch_last", "from_state", "hashed_words", "key_words", "make", "mix32", "random_legal_action",
+    "random_legal_actions", "random_words", "reset_finished", "split_over_devices", "step_autoreset"
 ]

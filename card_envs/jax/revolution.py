@@ -11,17 +11,16 @@ Observations (541 / 753 / 909 floats), action ids (``0..51`` = ``play <card inde
 legal masks and per-step rewards are exactly the Python engine's (:mod:`card_envs.revolution.encoding`
 has the layout tables); ``card_envs.jax.lockstep`` checks it.
 
-Chance (section 3.3, A2, A4). ``init(key)`` draws the first dealer (``first_dealer="random"``) and deals
-hand 1 from 55 words hashed from the key's own 64 bits (:func:`_key_words`): each card gets a random sort key
-and the cards of key ranks 0-12, 13-25, 26-38, 39-51 form the four hands (:func:`_random_deal`: uniform over
-the splits into hands of 13, up to two ties at once among 26-bit keys, probability below ``1e-9``) and a 64-bit
-seed for the later hands. The next hand is dealt *while the
-current one is played*: each step deals the four cards of one more rank of it (card ``c`` goes to seat ``s``
-with probability (cards ``s`` still lacks) / (cards left), drawn by Lemire's multiply from a 32-bit word
-hashed from the seed and the step count: total bias below ``4e-7`` per deal), and a hand lasts at least 16
-steps, so it is complete when needed. This keeps the 52-card shuffle out of the step, where vmap would
-compute it on every step (every branch of a vmapped ``cond`` runs), and ``step`` needs no key
-(``step_uses_key = False``: like Pgx's games, the future of an episode is fixed by the key of ``init``).
+Chance (section 3.3, A2, A4). ``init(key)`` draws the first dealer (``first_dealer="random"``) and deals hand 1 from
+55 words hashed from the key's own 64 bits (:func:`~card_envs.jax.core.key_words`): each card gets a random sort key
+and the cards of key ranks 0-12, 13-25, 26-38, 39-51 form the four hands (:func:`_random_deal`: uniform over the
+splits into hands of 13, up to two ties at once among 26-bit keys, probability below ``1e-9``) and a 64-bit seed for
+the later hands. The next hand is dealt *while the current one is played*: each step deals the four cards of one more
+rank of it (card ``c`` goes to seat ``s`` with probability (cards ``s`` still lacks) / (cards left), drawn by Lemire's
+multiply from a 32-bit word hashed from the seed and the step count: total bias below ``4e-7`` per deal), and a hand
+lasts at least 16 steps, so it is complete when needed. This keeps the 52-card shuffle out of the step, where vmap
+would compute it on every step (every branch of a vmapped ``cond`` runs), and ``step`` needs no key (``step_uses_key =
+False``: like Pgx's games, the future of an episode is fixed by the key of ``init``).
 :meth:`Env.init_with_deck` deals hand 1 from a stacked deck (deck index ``i`` goes to seat
 ``(dealer + 1 + i) mod 4``, section 3.4). The next hand's arrays are the engine's ``chance_fields``:
 ``from_state`` takes the Python state's pending stacked deck (section 3.3) if it has one, else shuffles the
@@ -111,7 +110,7 @@ import numpy as np
 from pgx._src.struct import dataclass
 
 from card_envs.core.engine import GameState
-from card_envs.jax.core import FALSE, CardEnv, CardState, ExactRatios, mix32
+from card_envs.jax.core import FALSE, CardEnv, CardState, ExactRatios, hashed_words, key_words
 from card_envs.jax.core import _column as column
 from card_envs.revolution import encoding
 from card_envs.revolution.rules import (
@@ -216,7 +215,7 @@ class Env(CardEnv):
     # -- Pgx ----------------------------------------------------------------------------------------
 
     def _init(self, key: Array) -> State:
-        words = _key_words(key, NUM_CARDS + 3)
+        words = key_words(key, NUM_CARDS + 3)
         extra = words[NUM_CARDS]  # top 2 bits: the dealer, low 6 bits: the deal's relabelling
         state = self._initial_state(self._first_dealer(extra), _random_deal(words[:NUM_CARDS], extra & 63))
         return state.replace(_deal_seed=words[NUM_CARDS + 1:])
@@ -226,7 +225,7 @@ class Env(CardEnv):
         indices (``2C`` = 0 .. ``AS`` = 51), top first, and deck index ``i`` goes to seat
         ``(dealer + 1 + i) mod 4``. ``key`` draws the dealer under ``first_dealer="random"`` and the seed of
         the later hands. ``deck`` must be a permutation of ``0..51`` (not checked: jittable)."""
-        words = _key_words(key, 3)
+        words = key_words(key, 3)
         dealer = self._first_dealer(words[0])
         state = self._initial_state(dealer, _deck_deal(jnp.asarray(deck, jnp.int32), dealer))
         return self._finished(state.replace(_deal_seed=words[1:]))
@@ -664,24 +663,11 @@ def _holding_words(seat_of_card: Array) -> Array:
     return jnp.stack(rows)
 
 
-def _hashed_words(seed: Array, counter: Array) -> Array:
-    """Random 32-bit words from a 64-bit ``seed`` (two uint32 words), one per entry of ``counter``: the counter
-    hashed twice ("lowbias32"), the seed's halves mixed in between."""
-    return mix32(mix32(seed[0] ^ (counter.astype(jnp.uint32) * jnp.uint32(0x9E3779B9))) ^ seed[1])
-
-
-def _key_words(key: Array, n: int) -> Array:
-    """``n`` random 32-bit words of ``init``: the key's own 64 bits (a Threefry key, e.g. from ``split``) as the
-    seed of :func:`_hashed_words`. ``jax.random.bits`` would run Threefry, which XLA CPU compiles to a loop of
-    about a hundred small operations: a lazy re-deal of 8 games spent about 50 us in it."""
-    return _hashed_words(jax.random.key_data(key).reshape(-1), jnp.arange(n))
-
-
 def _deal_words(seed: Array, step_count: Array) -> Array:
     """``DEALT_PER_STEP`` random 32-bit words for the step that makes decision ``step_count``, from the
-    episode's 64-bit deal seed (:func:`_hashed_words`). The same seed never meets the same counter twice in
-    an episode."""
-    return _hashed_words(seed, step_count * DEALT_PER_STEP + column(DEALT_PER_STEP, step_count))
+    episode's 64-bit deal seed (:func:`~card_envs.jax.core.hashed_words`). The same seed never meets the same
+    counter twice in an episode."""
+    return hashed_words(seed, step_count * DEALT_PER_STEP + column(DEALT_PER_STEP, step_count))
 
 
 def _deal_next_cards(state: State, words: Array) -> State:
