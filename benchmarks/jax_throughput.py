@@ -63,10 +63,11 @@ By default every row runs on one device and, on a machine with several cores, on
 (``--devices 1,2`` here); the Python engine runs in this one process on one core. The ratios compare the
 best row with it, in wall time (the targets) and in CPU time (what each decision costs).
 
-JIT compile time is measured per engine and batch size (``jit(...).lower(...).compile()``). Rows run
-round-robin, repeat by repeat; rates use wall time and, separately, this process's CPU time (all threads:
-XLA uses both cores for large batches), which is the steadier one on a busy machine. Each JAX timed call
-runs ``--seconds`` of steps, calibrated after a warm-up that also desynchronises the games' starts.
+JIT compile time is measured per engine and batch size (``jit(...).lower(...).compile()``). The rows of one config
+(its Python engine row included) run round-robin, repeat by repeat, one config at a time; rates use wall time and,
+separately, this process's CPU time (all threads: XLA uses both cores for large batches), which is the steadier one
+on a busy machine. Each JAX timed call runs ``--seconds`` of steps, calibrated after a warm-up that also
+desynchronises the games' starts.
 
 Results: ``results/jax_throughput.md`` and ``.json`` (written atomically), with the targets of issue 22:
 at least 1,000,000 decisions/s at the best batch size, at least 10x the Python engine of the same run, and
@@ -482,31 +483,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     if anchor_rows:
         mean_episode[(ANCHOR_GAME, "{}")] = jax_mean_episode(pgx.make(ANCHOR_GAME), args.seed)
         progress(f"{ANCHOR}: {mean_episode[(ANCHOR_GAME, '{}')]:.2f} decisions per episode (JAX run)")
-    for row in jax_rows + anchor_rows:
-        try:
-            if row.game == ANCHOR_GAME:
-                env = pgx.make(ANCHOR_GAME)
-                row.slots = slots_for(row.batch // row.devices, mean_episode[(ANCHOR_GAME, "{}")])
-            else:
-                env = make(row.game, **row.config)
-                row.slots = slots_for(row.batch // row.devices,
-                                      mean_episode[(row.game, json.dumps(row.config, sort_keys=True))])
-            prepare(row, env, args.seconds, args.seed)
-            progress(f"compiled {row.label} B={row.batch} in {row.compile_seconds:.1f} s "
-                     f"({row.steps_per_call} steps per call, slots {row.slots or 'all'})")
-        except Exception as error:  # one engine failing must not sink the whole run
-            row.skipped = f"{type(error).__name__}: {error}"
-            progress(f"skip {row.label} B={row.batch}: {row.skipped}")
-    for repeat in range(args.repeats):
-        if repeat:  # the first repeat of the Python rows ran above
-            for python in python_rows:
+    # one config at a time (its Python row and JAX rows round-robin, repeat by repeat), its compiled loops released
+    # before the next: one process holding all of them (~80 with both layouts and device counts) runs out of memory
+    # maps (vm.max_map_count) and LLVM fails to allocate
+    groups = [(python, [r for r in jax_rows if (r.game, r.config) == (python.game, python.config)])
+              for python in python_rows] + [(None, anchor_rows)]
+    for python, rows in groups:
+        for row in rows:
+            try:
+                if row.game == ANCHOR_GAME:
+                    env = pgx.make(ANCHOR_GAME)
+                    row.slots = slots_for(row.batch // row.devices, mean_episode[(ANCHOR_GAME, "{}")])
+                else:
+                    env = make(row.game, **row.config)
+                    row.slots = slots_for(row.batch // row.devices,
+                                          mean_episode[(row.game, json.dumps(row.config, sort_keys=True))])
+                prepare(row, env, args.seconds, args.seed)
+                progress(f"compiled {row.label} B={row.batch} in {row.compile_seconds:.1f} s "
+                         f"({row.steps_per_call} steps per call, slots {row.slots or 'all'})")
+            except Exception as error:  # one engine failing must not sink the whole run
+                row.skipped = f"{type(error).__name__}: {error}"
+                progress(f"skip {row.label} B={row.batch}: {row.skipped}")
+        for repeat in range(args.repeats):
+            if repeat and python is not None:  # the first repeat of the Python rows ran above
                 python.samples.append(engine_loop(card_envs.make_game(python.game, **python.config), args.seconds,
                                                   args.seed + repeat))
-        for row in [r for r in jax_rows + anchor_rows if not r.skipped]:
-            sample = time_call(row, args.seed + repeat)
-            row.samples.append(sample)
-            progress(f"[{repeat + 1}/{args.repeats}] {row.label} B={row.batch}: {sample.rate:,.0f} decisions/s "
-                     f"(CPU time {sample.cpu_rate:,.0f}/s)")
+            for row in [r for r in rows if not r.skipped]:
+                sample = time_call(row, args.seed + repeat)
+                row.samples.append(sample)
+                progress(f"[{repeat + 1}/{args.repeats}] {row.label} B={row.batch}: {sample.rate:,.0f} decisions/s "
+                         f"(CPU time {sample.cpu_rate:,.0f}/s)")
+        for row in rows:
+            row.runner = row.state = None
+        jax.clear_caches()
     settings = {"repeats": args.repeats, "seconds": args.seconds, "seed": args.seed, "batch_sizes": batch_sizes,
                 "device": str(jax.devices()[0]), "jax": jax.__version__, "jaxlib": _version("jaxlib"),
                 "pgx": pgx.__version__, "load_average_at_end": machine_description()["load_average_at_start"]}
