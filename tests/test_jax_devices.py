@@ -34,7 +34,7 @@ CHECK = textwrap.dedent("""
             return states, {"decisions": decisions, "rewards": states.rewards.sum()}
         return play
 
-    for name, last in (("revolutionary_war_v0", True), ("bloodlines_v0", False)):
+    for name, last in (("revolutionary_war_v0", True), ("revolutionary_war_v0", False)):  # both batch axes
         env, batch, axis = make(name), 8, -1 if last else 0
         init = env.init_batch_last if last else jax.vmap(env.init)
         states = init(jax.random.split(jax.random.PRNGKey(3), batch))
@@ -46,10 +46,10 @@ CHECK = textwrap.dedent("""
                        jax.random.fold_in(key, i), 60) for i in range(2)]
         joined = jax.tree.map(lambda a, b: jnp.concatenate([a, b], axis=axis), halves[0][0], halves[1][0])
         for a, b in zip(jax.tree.leaves(whole), jax.tree.leaves(joined), strict=True):
-            assert np.array_equal(np.asarray(a), np.asarray(b)), name
-        assert int(totals["decisions"]) == sum(int(h[1]["decisions"]) for h in halves) > 0, name
-        assert float(totals["rewards"]) == sum(float(h[1]["rewards"]) for h in halves), name
-        assert {d.id for d in whole.observation.devices()} == {0, 1}, name  # each half stayed on its device
+            assert np.array_equal(np.asarray(a), np.asarray(b)), (name, last)
+        assert int(totals["decisions"]) == sum(int(h[1]["decisions"]) for h in halves) > 0, (name, last)
+        assert float(totals["rewards"]) == sum(float(h[1]["rewards"]) for h in halves), (name, last)
+        assert {d.id for d in whole.observation.devices()} == {0, 1}, (name, last)  # each half stayed on its device
 
     try:
         across_devices(player(make("revolutionary_war_v0"), True, 3), batch_axis=-1)(
