@@ -177,14 +177,15 @@ def _ladders() -> dict[str, LadderSpec]:
         # the shipped agent is the JAX trainer's (no SB3 agent of Bloodlines is shipped)
         bl: LadderSpec(bl, 1, _base_rungs(bl) + search_rungs(bl, (None, 200, 90))
                        + (Rung("zoo:jax_ppo", f"zoo:{bl}/jax_ppo"),), games=10_000),
+        # the shipped agent is the JAX trainer's (configs/battlecards_jax.yaml; stronger than the SB3 config's)
         bc: LadderSpec(bc, 1, _base_rungs(bc) + search_rungs(bc, (None, 200, 90))
-                       + (Rung("zoo:sb3_ppo", f"zoo:{bc}/sb3_ppo"),), games=10_000),
+                       + (Rung("zoo:jax_ppo", f"zoo:{bc}/jax_ppo"),), games=10_000),
         # 7 players, 4 seats: 35 lineups x 4 seatings; each player is in 20 lineups (80 games a deal).
-        # Played with full_recall (the shipped agent's observation); it changes no other player: the
-        # rule-based players and the search remember the hand anyway.
+        # Played with full_recall and void_inferences (the shipped JAX agent's observation); they change no
+        # other player: the rule-based players and the search remember the hand and its voids anyway.
         rev: LadderSpec(rev, 1, _base_rungs(rev) + search_rungs(rev, (None, 40, 14))
-                        + (Rung("zoo:sb3_ppo", f"zoo:{rev}/sb3_ppo"),), games=20_000,
-                        config={"full_recall": True}),
+                        + (Rung("zoo:jax_ppo", f"zoo:{rev}/jax_ppo"),), games=20_000,
+                        config={"full_recall": True, "void_inferences": True}),
     }
 
 

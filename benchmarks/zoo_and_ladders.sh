@@ -12,14 +12,15 @@
 #    writes each zoo agent's rating into its manifest. Finished chunks of deals are kept in runs/ladder/, so a
 #    killed build resumes; the largest is Battlecards (its 100 ms search player plays ~300 searched moves a game).
 #
-# Bloodlines ships the JAX trainer's agent (zoo:bloodlines_v0/jax_ppo, run blA of configs/bloodlines_jax.yaml,
-# added with python -m agents.zoo add --name jax_ppo ...; see its manifest): steps 1-2 skip it.
+# Bloodlines, Battlecards and Revolution ship the JAX trainer's agents (zoo:<game>_v0/jax_ppo, trained with
+# configs/<game>_jax.yaml and added with python -m agents.zoo add --name jax_ppo ...; each manifest says which run):
+# steps 1-2 are for the games whose shipped agent is the SB3 trainer's (Revolutionary War).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=.venv/bin/python
 commit=$(git rev-parse HEAD)
 for game in ${GAMES:-revolutionary_war bloodlines revolution battlecards}; do
-    if [ "$game" = bloodlines ]; then continue; fi  # its shipped agent is the JAX run (above)
+    case $game in bloodlines|battlecards|revolution) continue;; esac  # their shipped agents are JAX runs (above)
     run=runs/zoo_$game
     if [ ! -f "$run/summary.json" ]; then
         if [ -f "$run/checkpoint.zip" ]; then
