@@ -551,7 +551,11 @@ class Env(CardEnv):
             return jax.vmap(self._full_step, in_axes=(-1, 0, 0), out_axes=-1)(state, action, keys)
         seeds = jax.vmap(lambda k: jax.random.bits(k, (), jnp.uint32))(keys)
         common, covered = self._common_step(self._game(state), action, seeds)
-        return state.replace(**self._fields(self._rare_steps(state, action, keys, common, covered)))
+        g = self._rare_steps(state, action, keys, common, covered)
+        # an ordered pile only loses cards from its top (recycles make shuffled piles): its slots are emptied
+        # past its new size here, for every game at once, not in the steps
+        slots = np.arange(self.deck_size).reshape(1, -1, 1)
+        return state.replace(**self._fields(g._replace(pile=jnp.where(slots < g.pile_n[:, None], state._pile, 0))))
 
     def _full_step(self, state: State, action: jax.Array, key: jax.Array) -> State:
         """Any decision of one state: the war procedure, recycles, ties and retirement included."""
@@ -616,9 +620,8 @@ class Env(CardEnv):
         drawn = _column(NUM_KINDS, seed)[None] == kind[:, None]
         pile_known, pile_unknown = _take_known(g.pile_known, g.pile_unknown, drawn)
         g = g._replace(hand=g.hand + drawn, pile_rand=g.pile_rand - (drawn & ~from_order[:, None]),
-                       pile=jnp.where(top_slot & (draw & from_order)[:, None], 0, g.pile).astype(jnp.int8),
                        pile_n=g.pile_n - (draw & from_order), pile_known=pile_known, pile_unknown=pile_unknown)
-        return self._after_refill(g, flow._replace(end_round=end, winner=winner)), covered
+        return self._after_refill(g, flow._replace(end_round=end, winner=winner)), covered  # pile: see _step
 
     @staticmethod
     def _rare_slots(batch: int) -> int:
@@ -640,12 +643,27 @@ class Env(CardEnv):
             get = functools.partial(_get_columns, rows)
             stepped = jax.vmap(self._full_game_step)(jax.tree.map(lambda leaf: jnp.moveaxis(get(leaf), -1, 0), g),
                                                      get(action), get(keys.T).T)
-            out = jax.tree.map(lambda leaf, new: leaf.at[..., rows].set(jnp.moveaxis(new, 0, -1), mode="drop",
-                                                                         indices_are_sorted=True, unique_indices=True),
-                               out, stepped)
+            out = out._replace(**{field: getattr(out, field).at[..., rows].set(
+                jnp.moveaxis(getattr(stepped, field), 0, -1), mode="drop", indices_are_sorted=True, unique_indices=True)
+                for field in self._stepped_fields()})
             return out, waiting.at[rows].set(False, mode="drop")
 
         return jax.lax.while_loop(lambda carry: carry[1].any(), take, (common, ~covered))[0]
+
+    def _stepped_fields(self) -> tuple[str, ...]:
+        """The game arrays :meth:`_rare_steps` copies back from the full step: those it can change, except
+        ``pile`` (emptied past its size for the whole batch, :meth:`_step`). Copying the state of a slot back
+        (a transpose and a scatter per array, with the step's last operations fused into the transposes) was
+        a large part of the cost of the rare step: ``pile`` alone is 324 of about 1,100 entries at 6 players."""
+        c = self.config
+        unchanged = {"pile", "composition", "set_aside", "up_order", "table_kind", "table_owner"}
+        if not self.retire:
+            unchanged |= {"discard", "retire_level"}
+        if not c.jokers:
+            unchanged.add("joker_value")
+        if not c.shaping_weight:
+            unchanged.add("shares")
+        return tuple(field for field in Game._fields if field not in unchanged)
 
     def _legal_action_mask(self, state: State) -> jax.Array:
         """Section 8.2: the kinds in the acting player's hand (none once the game is over)."""
