@@ -308,6 +308,10 @@ def _kind_hot(kind: jax.Array) -> jax.Array:
     return _column(NUM_KINDS, kind) == kind
 
 
+_REDUCTION = {jnp.add: jnp.sum, jnp.maximum: jnp.max, jnp.minimum: jnp.min, jnp.logical_and: jnp.all,
+              jnp.logical_or: jnp.any}  #: the one-game reduction of each elementwise ``op`` of :func:`_over_seats`
+
+
 def _over_seats(x: jax.Array, op: Any = jnp.add) -> jax.Array:
     """``x`` reduced over its seat axis (axis 0) with ``op`` (bools add as int32)."""
     if op is jnp.add and x.dtype == jnp.bool_:
@@ -315,10 +319,6 @@ def _over_seats(x: jax.Array, op: Any = jnp.add) -> jax.Array:
     if x.ndim == 1 and not jnp.issubdtype(x.dtype, jnp.floating):  # one game: one reduction (float sums in order)
         return _REDUCTION[op](x)
     return functools.reduce(op, [x[s] for s in range(x.shape[0])])
-
-
-_REDUCTION = {jnp.add: jnp.sum, jnp.maximum: jnp.max, jnp.minimum: jnp.min, jnp.logical_and: jnp.all,
-              jnp.logical_or: jnp.any}
 
 
 def _over_kinds(x: jax.Array) -> jax.Array:
