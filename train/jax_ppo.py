@@ -45,7 +45,9 @@ snapshots                   a pool of the ``pool.max_snapshots`` most recent cop
                             the ``self`` games
 advice                      with ``advisor``, the policy (and every snapshot) reads the observation
                             followed by a one-hot of the advisor's move (its JAX port), as in the SB3
-                            trainer; the exported player builds the same advice from the Python player
+                            trainer; the exported player builds the same advice from the Python player.
+                            The port runs once per step: its moves are also those of the opponent block
+                            that seats the same player (ports are deterministic)
 termination                 an episode ends when the game is terminated or truncated (a truncated game
                             is scored by the rules: no bootstrapping)
 what trains                 a learner decision whose seat moves again within the rollout, or whose episode
