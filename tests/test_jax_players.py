@@ -48,7 +48,11 @@ def test_the_port_moves_as_the_python_player(game_name, options, spec):
     observations, masks, moves = positions(game_name, options, spec, POSITIONS)
     act = make_port(card_envs.make_game(game_name, **options), spec)
     keys = jax.random.split(jax.random.PRNGKey(0), len(moves))
-    ported_moves = np.asarray(jax.jit(jax.vmap(act))(observations, masks, keys))
+    moves_of = jax.jit(jax.vmap(act))
+    ported_moves = np.asarray(moves_of(observations, masks, keys))
+    # deterministic: other keys, the same moves (the JAX trainer reuses its advisor's moves for an opponent)
+    np.testing.assert_array_equal(moves_of(observations, masks, jax.random.split(jax.random.PRNGKey(1), len(moves))),
+                                  ported_moves)
     differ = np.flatnonzero(ported_moves != moves)
     first = differ[0] if differ.size else None
     assert differ.size == 0, (f"{differ.size} of {len(moves)} moves differ, e.g. position {first}: python "

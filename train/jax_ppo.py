@@ -45,7 +45,9 @@ snapshots                   a pool of the ``pool.max_snapshots`` most recent cop
                             the ``self`` games
 advice                      with ``advisor``, the policy (and every snapshot) reads the observation
                             followed by a one-hot of the advisor's move (its JAX port), as in the SB3
-                            trainer; the exported player builds the same advice from the Python player
+                            trainer; the exported player builds the same advice from the Python player.
+                            The port runs once per step: its moves are also those of the opponent block
+                            that seats the same player (ports are deterministic)
 termination                 an episode ends when the game is terminated or truncated (a truncated game
                             is scored by the rules: no bootstrapping)
 what trains                 a learner decision whose seat moves again within the rollout, or whose episode
@@ -231,6 +233,7 @@ class Table:
 
         self.entries = [name for name, weight in config.pool.weights.items() if weight > 0]
         self.ports = {name: make_port(game, name) for name in self.entries if name not in (RANDOM, SELF, PRETRAINED)}
+        self.advisor_spec = config.advisor  #: the advisor's agent spec, e.g. ``heuristic:counting`` (or None)
         self.advisor = None if config.advisor is None else make_port(game, config.advisor)
         self.slots = config.jax.active_snapshots
         self.blocks = self._blocks(config, n_envs)
@@ -379,17 +382,30 @@ class JaxPPO:
 
     # -- seats and opponents ------------------------------------------------------------------------------
 
-    def policy_input(self, observation: jax.Array, mask: jax.Array, key: jax.Array) -> jax.Array:
-        """What a network reads: the observation, then (with an advisor) the one-hot of its move."""
+    def advice(self, observation: jax.Array, mask: jax.Array, key: jax.Array) -> jax.Array | None:
+        """The advisor's move in every game (``None`` without an advisor)."""
         if self.table.advisor is None:
-            return observation
+            return None
         keys = jax.random.split(key, observation.shape[0])
-        advice = jax.vmap(self.table.advisor)(observation, mask, keys)
+        return jax.vmap(self.table.advisor)(observation, mask, keys)
+
+    def with_advice(self, observation: jax.Array, advice: jax.Array | None) -> jax.Array:
+        """What a network reads: the observation, then (with an advisor) the one-hot of its move."""
+        if advice is None:
+            return observation
         return jnp.concatenate([observation, jax.nn.one_hot(advice, self.num_actions, dtype=observation.dtype)], -1)
 
+    def policy_input(self, observation: jax.Array, mask: jax.Array, key: jax.Array) -> jax.Array:
+        """What a network reads: the observation, then (with an advisor) the one-hot of its move."""
+        return self.with_advice(observation, self.advice(observation, mask, key))
+
     def opponent_actions(self, observation: jax.Array, mask: jax.Array, inputs: jax.Array, active: Layers,
-                         anchor: Layers, key: jax.Array) -> jax.Array:
-        """The move every game's opponents would make now, block by block (``self_play`` games: unread)."""
+                         anchor: Layers, key: jax.Array, advice: jax.Array | None = None) -> jax.Array:
+        """The move every game's opponents would make now, block by block (``self_play`` games: unread).
+
+        ``advice``: the advisor's moves (:meth:`advice`), reused as the moves of the block whose entry is the
+        advisor's player: ports are deterministic (the key is unused), so they are the moves its port would
+        make, without computing them again."""
         parts = []
         for index, block in enumerate(self.table.blocks):
             k = jax.random.fold_in(key, index)
@@ -405,6 +421,8 @@ class JaxPPO:
             elif block.kind == PRETRAINED:
                 logits, _ = policy_logits(anchor, inputs[rows], self.activation)
                 chosen = jnp.argmax(masked_logits(logits, mask[rows]), axis=-1).astype(jnp.int32)
+            elif advice is not None and block.kind == self.table.advisor_spec:
+                chosen = advice[rows]
             else:
                 port = self.table.ports[block.kind]
                 chosen = jax.vmap(port)(observation[rows], mask[rows], jax.random.split(k, block.hi - block.lo))
@@ -483,10 +501,11 @@ class JaxPPO:
         state = runner.env_state
         mover, mask = state.current_player, state.legal_action_mask
         learner = self.learner_moves(state, runner.seat)
-        inputs = self.policy_input(state.observation, mask, k_input)
+        advice = self.advice(state.observation, mask, k_input)
+        inputs = self.with_advice(state.observation, advice)
         logits, value = forward(runner.params, inputs, self.activation)
         own, log_prob = sample_with_log_prob(k_action, logits, mask)
-        theirs = self.opponent_actions(state.observation, mask, inputs, active, runner.anchor, k_opponents)
+        theirs = self.opponent_actions(state.observation, mask, inputs, active, runner.anchor, k_opponents, advice)
         action = jnp.where(learner, own, theirs)
         step_keys = jax.random.split(k_step, self.n_envs) if getattr(self.env, "step_uses_key", True) else None
         was_over = state.terminated | state.truncated

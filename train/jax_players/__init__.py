@@ -5,7 +5,9 @@ on random positions of the Python engine), but it reads the *observation vector*
 (``game.encode(view)``) and the legal mask instead of the view object, so it runs on any engine whose
 observations are the Python engine's -- the contract of ``card_envs.jax`` -- without depending on how an
 engine stores its state. Everything a Python player reads from the view is in that vector for the
-ported players (each port's docstring says where).
+ported players (each port's docstring says where). Every port is deterministic (its key is unused, as
+the Python players' choices are): the trainer reuses the advisor's moves as the moves of the opponent
+block that seats the same player (``train/jax_ppo.py``), and the tests check it.
 
 ==========================  =================================================================
 function                    what it gives
