@@ -609,7 +609,10 @@ class Env(CardEnv):
         draw = _keep(end & g.active & (jnp.minimum(self.config.hand_size - in_hand, pile) > 0))
         recycle = end & g.active & (in_hand == 0) & (pile == 0)
         fits = (jnp.minimum(self.config.hand_size - in_hand, pile) <= 1) & ~recycle
-        covered = round_card & (~end | (single & (not self.retire) & _over_seats(fits, jnp.logical_and)))
+        # a decision that leaves the war procedure nothing to do (a FOLLOW, a BURY or WAR_UP decision with more
+        # to come) is covered whatever the phase: the full step would only make the decision
+        covered = (flow.todo == _DONE) | (end & round_card & single & (not self.retire)
+                                          & _over_seats(fits, jnp.logical_and))
         slots = np.arange(self.deck_size).reshape((1, -1) + (1,) * jnp.ndim(seed))
         top_slot = slots == (g.pile_n - 1)[:, None]
         top = jnp.where(top_slot, g.pile, 0).astype(jnp.int32).sum(1)
@@ -1021,7 +1024,7 @@ class Env(CardEnv):
         """R14 (when ``won``): the winner takes the table (chronological order, R23); ``jv`` becomes the
         value of its fighting card (a winning joker leaves it, A37)."""
         seat = _seat_hot(winner, self.n) & won
-        stakes = _over_seats(g.table_up + g.table_down + g.table_buried)
+        stakes = _keep(_over_seats(g.table_up + g.table_down + g.table_buried))
         if self.ordered:
             recipient = jnp.where(won, winner, self.n)
             g = self._collect_ordered(g, jnp.full(self.deck_size, recipient), jnp.zeros(self.deck_size, jnp.bool_))
