@@ -50,18 +50,21 @@ Two layouts of a batch
 every game. The engine is also ``batch_last`` (``env.step_batch_last``, ``env.init_batch_last``; the same
 states, tested decision by decision), which is faster on CPU: there most decisions take a common step
 written on whole rows of the batch (:meth:`Env._common_step`: a LEAD or FOLLOW decision and, when it ends
-the round, a single winner and a refill of at most one card per seat without a recycle; about 86% of the
-decisions of random play with 2 or 6 players), and the other games (wars, ties, longer refills, recycles,
+the round, a single winner and a refill of at most one card per seat, or the recycle and refill of one seat
+whose hand and pile are empty (R6); and any BURY or WAR_UP decision that leaves the war procedure nothing to
+do), and the other games (wars starting, resolving or committing, ties, longer refills, two recycles,
 retirement at a round's end; every game under ``shuffle_mid_game=False``) are gathered into slots and take
-the full step under ``vmap`` (:meth:`Env._rare_steps`). Both steps draw a shuffled pile's card from the
-same random word, so they give the same state for the same key. Observation and mask are written entry by
+the full step under ``vmap`` (:meth:`Env._rare_steps`). Both steps draw a shuffled pile's cards from the
+same random words, so they give the same state for the same key. Observation and mask are written entry by
 entry along axis 0 for both layouts. Per-game values that many per-kind entries read are computed once
 (``_keep``): XLA's CPU fusion would otherwise recompute them for each entry. For the same reason the full step
 reduces a game's per-seat and per-kind arrays with one reduction each, not adds of slices (the batch-last
 form): that made the rare step's slots about 6% cheaper per decision of the batch-last loop (6 players,
-512 games: about 4,150 -> 3,900 ns of CPU time per decision). With 6 players about 18% of the decisions
-of random play take the rare step (wars 9.5%, round-end ties 2.7%, round-end recycles 5.5%), 1.13 rounds of
-slots per step at 512 games, and that step is about half of the loop's CPU time. The observation is written
+512 games: about 4,150 -> 3,900 ns of CPU time per decision). With 6 players about 8.5% of the decisions
+of random play take the rare step (it was 18% before the common step took the recycles, 5.4% of the
+decisions, and the BURY and WAR_UP decisions with more to come, 4.4%: about 2,810 -> 2,500 ns of CPU time per
+decision of the batch-last loop at 6 players, 512 games a device over 2 devices); a round of its slots costs
+about as much whatever the number of games waiting, so there are few slots (:meth:`Env._rare_slots`). The observation is written
 once: its parts are scaled (``SCALE``) before they are concatenated, and each rotated seat block is a select
 chain over the small game arrays, part by part.
 
@@ -420,6 +423,23 @@ def _draw_kinds(words: jax.Array, first: jax.Array, second: jax.Array, from_firs
     return jnp.where(draw < (from_first + from_second)[..., None], kind, NUM_KINDS)
 
 
+def _drawn_rows(words: jax.Array, counts: jax.Array, taken: jax.Array) -> jax.Array:
+    """Per-kind counts ``(14, *batch)`` of ``taken`` cards drawn one after another, each uniformly at random
+    among those left, from the multiset ``counts`` (``(14, *batch)``), one word of ``words`` (``(draws,
+    *batch)``) per draw: the cards :func:`_draw_kinds` draws from one multiset with the same words, written on
+    whole rows (batch axes last), the Lehmer decoding unrolled over the few draws."""
+    draws = words.shape[0]
+    running = _keep(jnp.stack(list(itertools.accumulate(counts[k] for k in range(NUM_KINDS)))))  # computed once:
+    index = [_below(words[j], running[-1] - j) for j in range(draws)]  # each kind's row reads them (_keep)
+    position = list(index)
+    for i in reversed(range(draws - 1)):  # draw j moves up by one for every earlier draw i at or below it
+        for j in range(i + 1, draws):
+            position[j] = position[j] + (position[j] >= index[i])
+    kinds = _keep(jnp.stack([functools.reduce(jnp.add, [(total <= position[j]).astype(jnp.int32) for total in running])
+                             for j in range(draws)]))
+    return jnp.stack([functools.reduce(jnp.add, [((kinds[j] == k) & (j < taken)).astype(jnp.int32)
+                                                 for j in range(draws)]) for k in range(NUM_KINDS)])
+
 def _per_kind(kinds: jax.Array, where: jax.Array) -> jax.Array:
     """Per-kind counts of the cards ``kinds[..., i]`` with ``where[..., i]`` (a sum of compares per draw: XLA's
     CPU code for a reduction over the middle axis is slow)."""
@@ -584,14 +604,15 @@ class Env(CardEnv):
     # -- the common step (a batch, the batch axis last) and the rare one ------------------------------------
 
     def _common_step(self, g: Game, action: jax.Array, seed: jax.Array) -> tuple[Game, jax.Array]:
-        """The step of most decisions, on game arrays with trailing batch axes: a LEAD or FOLLOW decision and,
-        when it ends the round, a single winner (R8, R14) and a refill of at most one card per seat without a
-        recycle (R16.2), then R16.3-R19 as in :meth:`_full_step`. Returns the game after it and whether that
-        covers the step (else the full step makes it; never with ``shuffle_mid_game=False``, and with
-        ``retire_lowest_on_flip`` only when the round goes on).
+        """The step of most decisions, on game arrays with trailing batch axes: a decision (R7, R11c, R12) that
+        leaves the war procedure nothing to do, or a LEAD or FOLLOW decision that ends the round with a single
+        winner (R8, R14) and a refill (R16.2) of at most one card per seat, or of one seat that recycles (R6),
+        then R16.3-R19 as in :meth:`_full_step`. Returns the game after it and whether that covers the step
+        (else the full step makes it; never with ``shuffle_mid_game=False``, and with ``retire_lowest_on_flip``
+        only when the round goes on).
 
-        The refill takes the card of a shuffled pile from the random word of :meth:`_move`'s first draw of
-        that seat, so both steps give the same state for the same key."""
+        The refill takes the cards of a shuffled pile from the random words of :meth:`_move`'s draws of that
+        seat, so both steps give the same state for the same key."""
         n = self.n
         g = g._replace(rewards=jnp.zeros((n, *jnp.shape(seed)), jnp.float32))
         round_card = g.phase <= FOLLOW  # OVER too: the core discards that step
@@ -604,12 +625,17 @@ class Env(CardEnv):
         single = _over_seats(tied) == 1
         winner = _keep(_over_seats(jnp.where(tied, _column(n, seed), n), jnp.minimum))
         g = self._clear_table(self._win_round(g, end, winner), end)
-        # R16.2 FILL: at most one card each, from the top of an ordered pile or at random from a shuffled one
+        # R16.2 FILL: at most one card each, from the top of an ordered pile or at random from a shuffled one;
+        # a seat whose hand and pile are empty recycles its face-up pile (R6) and draws from it (one seat a game)
         in_hand, pile = _over_kinds(g.hand), self._pile_sizes(g)
+        recycle = _keep(end & g.active & (in_hand == 0) & (pile == 0))
         draw = _keep(end & g.active & (jnp.minimum(self.config.hand_size - in_hand, pile) > 0))
-        recycle = end & g.active & (in_hand == 0) & (pile == 0)
-        fits = (jnp.minimum(self.config.hand_size - in_hand, pile) <= 1) & ~recycle
-        covered = round_card & (~end | (single & (not self.retire) & _over_seats(fits, jnp.logical_and)))
+        fits = jnp.minimum(self.config.hand_size - in_hand, pile) <= 1
+        # a decision that leaves the war procedure nothing to do (a FOLLOW, a BURY or WAR_UP decision with more
+        # to come) is covered whatever the phase: the full step would only make the decision
+        covered = (flow.todo == _DONE) | (end & round_card & single & (not self.retire)
+                                          & _over_seats(fits, jnp.logical_and) & (_over_seats(recycle) <= 1))
+        g = self._recycle(g, recycle)
         slots = np.arange(self.deck_size).reshape((1, -1) + (1,) * jnp.ndim(seed))
         top_slot = slots == (g.pile_n - 1)[:, None]
         top = jnp.where(top_slot, g.pile, 0).astype(jnp.int32).sum(1)
@@ -617,17 +643,32 @@ class Env(CardEnv):
         shuffled = _sample_rows(mix32(mix32(index * _GOLDEN + seed) ^ seed), g.pile_rand)
         from_order = g.pile_n > 0
         kind = _keep(jnp.where(draw, jnp.where(from_order, top, shuffled), NUM_KINDS))
-        drawn = _column(NUM_KINDS, seed)[None] == kind[:, None]
-        pile_known, pile_unknown = _take_known(g.pile_known, g.pile_unknown, drawn)
-        g = g._replace(hand=g.hand + drawn, pile_rand=g.pile_rand - (drawn & ~from_order[:, None]),
+        drawn = (_column(NUM_KINDS, seed)[None] == kind[:, None]).astype(jnp.int32)
+        recycled = self._recycled_draws(g, recycle, seed)
+        pile_known, pile_unknown = _take_known(g.pile_known, g.pile_unknown, drawn + recycled)
+        g = g._replace(hand=g.hand + drawn + recycled, pile_rand=g.pile_rand - drawn * ~from_order[:, None] - recycled,
                        pile_n=g.pile_n - (draw & from_order), pile_known=pile_known, pile_unknown=pile_unknown)
         return self._after_refill(g, flow._replace(end_round=end, winner=winner)), covered  # pile: see _step
+
+    def _recycled_draws(self, g: Game, recycle: jax.Array, seed: jax.Array) -> jax.Array:
+        """The common step's R16.2 FILL of the seat that recycled (``recycle``, at most one per game; batch axis
+        last): ``min(hand_size, pile)`` cards of its shuffled pile, per seat and kind, drawn by :func:`_draw_kinds`
+        from :meth:`_move`'s random words of that seat (those cards come out the same in both steps)."""
+        n, most, draws = self.n, self._most, self.config.hand_size
+        seat = _over_seats(jnp.where(recycle, _column(n, seed), 0), jnp.maximum)
+        pile = _keep(_of(g.pile_rand, seat))  # (14, *batch)
+        count = jnp.where(_over_seats(recycle, jnp.logical_or), jnp.minimum(draws, _over_kinds(pile[None])[0]), 0)
+        index = seat.astype(jnp.uint32) * jnp.uint32(most) + _column(draws, seed).astype(jnp.uint32)
+        words = mix32(mix32(index * _GOLDEN + seed) ^ seed)  # (draws, *batch)
+        counts = _keep(_drawn_rows(words, pile, count))  # (14, *batch)
+        return _keep((_seat_hot(seat, n) & recycle)[:, None] * counts[None])
 
     @staticmethod
     def _rare_slots(batch: int) -> int:
         """Games of a batch given the full step at a time by :meth:`_rare_steps` (random play: about one step
-        in eight or ten is not covered by the common step)."""
-        return min(batch, max(16, batch // 5))
+        in twelve is not covered by the common step at 6 players; a tenth of the batch was 5-10% cheaper per
+        decision than a fifth at 2 and 6 players, 512 and 1,024 games a device)."""
+        return min(batch, max(16, batch // 10))
 
     def _rare_steps(self, state: State, action: jax.Array, keys: jax.Array, common: Game,
                     covered: jax.Array) -> Game:
@@ -713,7 +754,7 @@ class Env(CardEnv):
         if self.ordered:
             g = g._replace(up_order=jnp.where(who[:, None], 0, g.up_order).astype(jnp.int8))
         if self.retire:
-            g = g._replace(retire_level=jnp.minimum(g.retire_level + who.sum(), self.config.retire_max_rank))
+            g = g._replace(retire_level=jnp.minimum(g.retire_level + _over_seats(who), self.config.retire_max_rank))
         return g
 
     def _recycle(self, g: Game, who: jax.Array) -> Game:
@@ -1021,7 +1062,7 @@ class Env(CardEnv):
         """R14 (when ``won``): the winner takes the table (chronological order, R23); ``jv`` becomes the
         value of its fighting card (a winning joker leaves it, A37)."""
         seat = _seat_hot(winner, self.n) & won
-        stakes = _over_seats(g.table_up + g.table_down + g.table_buried)
+        stakes = _keep(_over_seats(g.table_up + g.table_down + g.table_buried))
         if self.ordered:
             recipient = jnp.where(won, winner, self.n)
             g = self._collect_ordered(g, jnp.full(self.deck_size, recipient), jnp.zeros(self.deck_size, jnp.bool_))
