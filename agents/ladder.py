@@ -612,8 +612,10 @@ def plot_ladder(document: Mapping[str, Any], path: str) -> None:
     save_figure(figure, path, dpi=100)
 
 
-def write_ladder(document: Mapping[str, Any], evaluation: Any, prefix: str | Path) -> list[str]:
-    """``prefix``.md/.json/.png, and each zoo player's rating into its manifest."""
+def write_ladder(document: Mapping[str, Any], evaluation: Any, prefix: str | Path, *,
+                 published: bool = True) -> list[str]:
+    """``prefix``.md/.json/.png, and (``published``: the game's ladder of record) each zoo player's rating into its
+    manifest. A trial build (fewer games, or written elsewhere) leaves the manifests alone."""
     from agents.evaluation_report import markdown
     from agents.zoo import entry, set_ladder_rating
 
@@ -621,7 +623,7 @@ def write_ladder(document: Mapping[str, Any], evaluation: Any, prefix: str | Pat
     write_atomically(prefix + ".json", json.dumps(document, indent=2) + "\n")
     write_atomically(prefix + ".md", ladder_markdown(document, markdown(evaluation) if evaluation else ""))
     plot_ladder(document, prefix + ".png")
-    for player in document["players"]:
+    for player in document["players"] if published else ():
         if player["spec"].startswith("zoo:"):
             set_ladder_rating(entry(player["spec"]), {
                 "version": document["version"], "elo": player["elo"], "openskill": player["openskill"],
@@ -945,8 +947,14 @@ def _build_command(parser: argparse.ArgumentParser, argv: list[str], command: st
     evaluation = summarize(tournament, resamples=args.resamples)
     elo = elo_ratings(tournament.records, spec.labels, tournament.deals_played, seed=spec.seed)
     document = ladder_document(spec, plan, evaluation, elo, wall, backend)
-    paths = write_ladder(document, evaluation, args.out or str(RESULTS / f"ladder_{spec.game}"))
+    published = RESULTS / f"ladder_{spec.game}"
+    prefix = Path(args.out) if args.out else published
+    of_record = args.games is None and prefix.resolve() == published.resolve()
+    paths = write_ladder(document, evaluation, prefix, published=of_record)
     print(ladder_markdown(document).split("\n## ")[0])
+    if not of_record:
+        print("a trial build (--games or --out): the zoo manifests' ladder ratings are left as they are",
+              file=sys.stderr)
     print(f"wrote {', '.join(paths)}; {len(tournament.records):,} games, {wall / 60:.1f} min", file=sys.stderr)
     return 1 if tournament.failures else 0
 

@@ -157,6 +157,26 @@ def test_a_killed_build_resumes_to_the_same_games_whatever_the_workers(tmp_path)
         ChunkStore(tmp_path, fingerprint(RW, {}, other, 0))
 
 
+def test_only_the_ladder_of_record_writes_ratings_into_the_zoo_manifests(tmp_path, monkeypatch):
+    """A trial build (``--out`` elsewhere, or ``--games``) must not overwrite a shipped agent's published rating;
+    the build of record (the default output, the ladder's own games) writes it."""
+    import agents.ladder
+
+    spec = dataclasses.replace(SMALL, rungs=SMALL.rungs[:2] + (Rung("zoo:sb3_ppo", f"zoo:{RW}/sb3_ppo"),), games=60)
+    monkeypatch.setitem(LADDERS, RW, spec)
+    monkeypatch.setattr(agents.ladder, "RESULTS", tmp_path / "results")
+    (tmp_path / "results").mkdir()
+    recorded = []
+    monkeypatch.setattr("agents.zoo.set_ladder_rating", lambda found, rating: recorded.append((found.name, rating)))
+    state = ["--state", str(tmp_path / "state"), "--quiet"]
+    assert main(["build", "--game", RW, "--out", str(tmp_path / "trial"), *state]) == 0
+    assert main(["build", "--game", RW, "--games", "60", *state[:1], str(tmp_path / "state60"), "--quiet"]) == 0
+    assert recorded == [] and (tmp_path / "trial.json").exists()
+    assert main(["build", "--game", RW, *state]) == 0
+    assert [(spec_, rating["games"]) for spec_, rating in recorded] == [("sb3_ppo", 40)]
+    assert (tmp_path / "results" / f"ladder_{RW}.json").exists()
+
+
 # -- placing ----------------------------------------------------------------------------------------
 
 
