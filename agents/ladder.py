@@ -947,9 +947,9 @@ def _build_command(parser: argparse.ArgumentParser, argv: list[str], command: st
     evaluation = summarize(tournament, resamples=args.resamples)
     elo = elo_ratings(tournament.records, spec.labels, tournament.deals_played, seed=spec.seed)
     document = ladder_document(spec, plan, evaluation, elo, wall, backend)
-    published = RESULTS / f"ladder_{spec.game}"
-    prefix = Path(args.out) if args.out else published
-    of_record = args.games is None and prefix.resolve() == published.resolve()
+    default_prefix = RESULTS / f"ladder_{spec.game}"
+    prefix = Path(args.out) if args.out else default_prefix
+    of_record = args.games is None and prefix.resolve() == default_prefix.resolve()
     paths = write_ladder(document, evaluation, prefix, published=of_record)
     print(ladder_markdown(document).split("\n## ")[0])
     if not of_record:

@@ -64,9 +64,9 @@ form): that made the rare step's slots about 6% cheaper per decision of the batc
 of random play take the rare step (it was 18% before the common step took the recycles, 5.4% of the
 decisions, and the BURY and WAR_UP decisions with more to come, 4.4%: about 2,810 -> 2,500 ns of CPU time per
 decision of the batch-last loop at 6 players, 512 games a device over 2 devices); a round of its slots costs
-about as much whatever the number of games waiting, so there are few slots (:meth:`Env._rare_slots`). The observation is written
-once: its parts are scaled (``SCALE``) before they are concatenated, and each rotated seat block is a select
-chain over the small game arrays, part by part.
+about as much whatever the number of games waiting, so there are few slots (:meth:`Env._rare_slots`). The
+observation is written once: its parts are scaled (``SCALE``) before they are concatenated, and each rotated
+seat block is a select chain over the small game arrays, part by part.
 
 State arrays (``N`` = ``num_players``, ``D`` = deck size 52 or 54)
 ------------------------------------------------------------------
