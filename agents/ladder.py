@@ -623,12 +623,11 @@ def write_ladder(document: Mapping[str, Any], evaluation: Any, prefix: str | Pat
     write_atomically(prefix + ".json", json.dumps(document, indent=2) + "\n")
     write_atomically(prefix + ".md", ladder_markdown(document, markdown(evaluation) if evaluation else ""))
     plot_ladder(document, prefix + ".png")
-    for player in document["players"] if published else ():
-        if player["spec"].startswith("zoo:"):
-            set_ladder_rating(entry(player["spec"]), {
-                "version": document["version"], "elo": player["elo"], "openskill": player["openskill"],
-                "games": player["games"], "source": f"benchmarks/results/ladder_{document['game']}.json",
-                "date": document["date"]})
+    for player in [p for p in document["players"] if published and p["spec"].startswith("zoo:")]:
+        set_ladder_rating(entry(player["spec"]), {
+            "version": document["version"], "elo": player["elo"], "openskill": player["openskill"],
+            "games": player["games"], "source": f"benchmarks/results/ladder_{document['game']}.json",
+            "date": document["date"]})
     return [prefix + suffix for suffix in (".md", ".json", ".png")]
 
 

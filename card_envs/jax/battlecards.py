@@ -385,12 +385,17 @@ def _sample(words: jax.Array, running: jax.Array) -> jax.Array:
     return (running <= _below(words, running[..., -1])[..., None]).sum(-1)
 
 
+def _kind_at(running: Any, position: jax.Array) -> jax.Array:
+    """The kind of the card at ``position`` in a multiset sorted by kind, given its running totals (one row per
+    kind, whole rows of the batch): the number of kinds whose running total is at or below it."""
+    return functools.reduce(jnp.add, [(total <= position).astype(jnp.int32) for total in running])
+
+
 def _sample_rows(words: jax.Array, counts: jax.Array) -> jax.Array:
     """:func:`_sample` of per-kind counts ``(n, 14, *batch)`` (kinds on axis 1, module helpers): the same
     kinds from the same words, with running totals as adds of slices."""
     running = list(itertools.accumulate(counts[:, k] for k in range(NUM_KINDS)))
-    below = _below(words, running[-1])
-    return functools.reduce(jnp.add, [(total <= below).astype(jnp.int32) for total in running])
+    return _kind_at(running, _below(words, running[-1]))
 
 
 def _draw_kinds(words: jax.Array, first: jax.Array, second: jax.Array, from_first: jax.Array,
@@ -435,10 +440,10 @@ def _drawn_rows(words: jax.Array, counts: jax.Array, taken: jax.Array) -> jax.Ar
     for i in reversed(range(draws - 1)):  # draw j moves up by one for every earlier draw i at or below it
         for j in range(i + 1, draws):
             position[j] = position[j] + (position[j] >= index[i])
-    kinds = _keep(jnp.stack([functools.reduce(jnp.add, [(total <= position[j]).astype(jnp.int32) for total in running])
-                             for j in range(draws)]))
+    kinds = _keep(jnp.stack([_kind_at(running, position[j]) for j in range(draws)]))
     return jnp.stack([functools.reduce(jnp.add, [((kinds[j] == k) & (j < taken)).astype(jnp.int32)
                                                  for j in range(draws)]) for k in range(NUM_KINDS)])
+
 
 def _per_kind(kinds: jax.Array, where: jax.Array) -> jax.Array:
     """Per-kind counts of the cards ``kinds[..., i]`` with ``where[..., i]`` (a sum of compares per draw: XLA's
