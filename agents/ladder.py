@@ -259,6 +259,7 @@ class ChunkStore:
 
     def __init__(self, folder: str | Path | None, fingerprint: str) -> None:
         self.folder = Path(folder) if folder else None
+        self.resumed = 0  # chunks this run took from the folder instead of playing them
         if self.folder is None:
             return
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -270,6 +271,19 @@ class ChunkStore:
                                   f"version differ); choose another --state folder or delete it")
         else:
             write_atomically(str(marker), json.dumps({"fingerprint": fingerprint}) + "\n")
+
+    def add_run(self, wall: float) -> tuple[float, int]:
+        """Count one more run of the build, ``wall`` seconds long; the wall time and runs of all of them.
+
+        A build killed and resumed spans several runs: the folder's ``plan.json`` keeps their sum."""
+        if self.folder is None:
+            return wall, 1
+        marker = self.folder / "plan.json"
+        data = json.loads(marker.read_text())
+        data["wall_time_s"] = round(data.get("wall_time_s", 0.0) + wall, 1)
+        data["runs"] = data.get("runs", 0) + 1
+        write_atomically(str(marker), json.dumps(data) + "\n")
+        return data["wall_time_s"], data["runs"]
 
     def _path(self, job: tuple[int, int, tuple[int, ...]]) -> Path:
         first, last, lineups = job
@@ -283,6 +297,7 @@ class ChunkStore:
         if not path.exists():
             return None
         data = json.loads(path.read_text())
+        self.resumed += 1
         return ([GameRecord(*[tuple(v) if isinstance(v, list) else v for v in row]) for row in data["records"]],
                 [AgentFailure(**row) for row in data["failures"]])
 
@@ -478,23 +493,41 @@ def build(spec: LadderSpec, *, games: int | None = None, backend: Backend | None
           state: str | Path | None = None, progress: bool = True, resamples: int = 2000,
           command: str = "") -> dict[str, Any]:
     """Play (or resume) the ladder tournament and rate it; returns the ladder's JSON document."""
+    backend = backend or Backend()
+    return play_ladder(spec, ladder_plan(spec, games), backend, state, progress=progress, resamples=resamples,
+                       command=command)[2]
+
+
+@dataclasses.dataclass(frozen=True)
+class BuildTime:
+    """How long a ladder's build took: ``wall`` seconds over ``runs`` runs (a killed build resumed from its
+    ``--state`` folder spans several); ``resumed`` of the ``chunks`` came from the folder in the last run."""
+
+    wall: float
+    runs: int
+    resumed: int
+    chunks: int
+
+
+def play_ladder(spec: LadderSpec, plan: Plan, backend: Backend, state: str | Path | None, *, progress: bool,
+                resamples: int, command: str) -> tuple[Tournament, Any, dict[str, Any]]:
+    """Play (or resume) ``plan`` and rate it: the tournament, its evaluation and the ladder's JSON document."""
     from agents.evaluation_stats import summarize
 
-    backend = backend or Backend()
-    plan = ladder_plan(spec, games)
     engine = card_envs.make_game(spec.game, **spec.config)
     check_contestants(engine, plan.contestants)
     store = ChunkStore(state, fingerprint(spec.game, spec.config, plan, spec.seed))
     started = time.perf_counter()
     tournament = play_plan(spec.game, spec.config, plan, spec.seed, backend=backend, store=store, progress=progress)
-    wall = time.perf_counter() - started
+    wall, runs = store.add_run(time.perf_counter() - started)
     tournament.command = command
     evaluation = summarize(tournament, resamples=resamples)
     elo = elo_ratings(tournament.records, spec.labels, tournament.deals_played, seed=spec.seed)
-    return ladder_document(spec, plan, evaluation, elo, wall, backend)
+    timing = BuildTime(wall, runs, store.resumed, len(plan.jobs))
+    return tournament, evaluation, ladder_document(spec, plan, evaluation, elo, timing, backend)
 
 
-def ladder_document(spec: LadderSpec, plan: Plan, evaluation: Any, elo: Sequence[EloRating], wall: float,
+def ladder_document(spec: LadderSpec, plan: Plan, evaluation: Any, elo: Sequence[EloRating], timing: BuildTime,
                     backend: Backend) -> dict[str, Any]:
     from agents.evaluation_report import _finite
 
@@ -517,7 +550,8 @@ def ladder_document(spec: LadderSpec, plan: Plan, evaluation: Any, elo: Sequence
         "games_per_deal_full": evaluation.games_per_deal, "lineup_deals": dict(zip(
             [" ".join(plan.contestants[a].label for a in lineup) for lineup in plan.schedule.lineups],
             plan.caps, strict=True)),
-        "command": evaluation.command, "wall_time_s": round(wall, 1), "backend": backend.describe(),
+        "command": evaluation.command, "wall_time_s": round(timing.wall, 1), "build_runs": timing.runs,
+        "chunks": timing.chunks, "chunks_resumed": timing.resumed, "backend": backend.describe(),
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, load average "
                    f"{os.getloadavg()[0]:.1f} at the end",
         "date": time.strftime("%Y-%m-%d %H:%M"),
@@ -533,6 +567,18 @@ def calibration_rows(game: str) -> list[dict[str, Any]]:
     return [row for row in json.loads(path.read_text())["rows"] if row["game"] == game]
 
 
+def build_time(document: Mapping[str, Any]) -> str:
+    """The build's wall time in words: one run, or several runs of a killed and resumed build."""
+    minutes = f"{document['wall_time_s'] / 60:.0f} min wall"
+    runs = document.get("build_runs")  # absent in ladders built before resumed runs were counted
+    if runs is None:
+        return minutes
+    if runs == 1:
+        return minutes + " in one run"
+    return (f"{minutes} over {runs} runs of the build (killed and resumed; the last took "
+            f"{document['chunks_resumed']} of its {document['chunks']} chunks from the earlier runs)")
+
+
 def ladder_markdown(document: Mapping[str, Any], evaluation_markdown: str = "") -> str:
     d = document
     config = json.dumps(d["config"]) if d["config"] else "defaults"
@@ -540,7 +586,7 @@ def ladder_markdown(document: Mapping[str, Any], evaluation_markdown: str = "") 
              "Made with (resumable: a rerun continues from the finished chunks in its `--state` folder):", "",
              "```bash", d["command"], "```", "",
              f"- game options: {config}; seed {d['seed']}; {d['games']:,} games over {d['deals']:,} deals "
-             f"({d['games_per_deal_full']} games a deal with every lineup); {d['wall_time_s'] / 60:.0f} min wall "
+             f"({d['games_per_deal_full']} games a deal with every lineup); {build_time(d)} "
              f"({d['backend']}; {d['machine']}), {d['date']}",
              "- place an agent on it: `python -m agents.ladder --game " + d["game"] + " --agent SPEC` "
              "(agents/ladder.py)", "",
@@ -913,8 +959,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _build_command(parser: argparse.ArgumentParser, argv: list[str], command: str) -> int:
-    from agents.evaluation_stats import summarize
-
     parser.add_argument("--games", type=int, help="games in all (default: the ladder's, >= 10,000)")
     parser.add_argument("--state", help="folder of finished chunks, to resume (default runs/ladder/<game>-v<N>)")
     parser.add_argument("--out", help="prefix of the .md/.json/.png (default benchmarks/results/ladder_<game>)")
@@ -935,17 +979,10 @@ def _build_command(parser: argparse.ArgumentParser, argv: list[str], command: st
                         if index in lineup)
             print(f"{rung.label:>20}: {games:>6,} games on {rung.deals or plan.schedule.deals} deals  ({rung.spec})")
         return 0
-    engine = card_envs.make_game(spec.game, **spec.config)
-    check_contestants(engine, plan.contestants)
-    store = ChunkStore(state, fingerprint(spec.game, spec.config, plan, spec.seed))
     started = time.perf_counter()
-    tournament = play_plan(spec.game, spec.config, plan, spec.seed, backend=backend, store=store,
-                           progress=not args.quiet)
+    tournament, evaluation, document = play_ladder(spec, plan, backend, state, progress=not args.quiet,
+                                                   resamples=args.resamples, command=command)
     wall = time.perf_counter() - started
-    tournament.command = command
-    evaluation = summarize(tournament, resamples=args.resamples)
-    elo = elo_ratings(tournament.records, spec.labels, tournament.deals_played, seed=spec.seed)
-    document = ladder_document(spec, plan, evaluation, elo, wall, backend)
     default_prefix = RESULTS / f"ladder_{spec.game}"
     prefix = Path(args.out) if args.out else default_prefix
     of_record = args.games is None and prefix.resolve() == default_prefix.resolve()

@@ -18,6 +18,7 @@ from agents.ladder import (
     LadderSpec,
     Rung,
     build,
+    build_time,
     elo_ratings,
     fingerprint,
     fit_elo,
@@ -148,8 +149,15 @@ def test_a_killed_build_resumes_to_the_same_games_whatever_the_workers(tmp_path)
     assert len(chunks) == len(plan.jobs)
     for path in chunks[::2]:  # as if killed with half the jobs done
         path.unlink()
-    resumed = play_plan(RW, {}, plan, 0, backend=Backend("local", 2), store=ChunkStore(tmp_path, key))
+    store = ChunkStore(tmp_path, key)
+    resumed = play_plan(RW, {}, plan, 0, backend=Backend("local", 2), store=store)
     assert resumed.records == whole.records and len(whole.records) == plan.games
+    assert store.resumed == len(chunks) - len(chunks[::2])
+    # the report's wall time is every run's, not only the last one's
+    assert ChunkStore(tmp_path, key).add_run(60.0) == (60.0, 1)
+    assert ChunkStore(tmp_path, key).add_run(30.0) == (90.0, 2)
+    assert "90 min wall over 2 runs" in build_time({"wall_time_s": 5400.0, "build_runs": 2, "chunks_resumed": 3,
+                                                    "chunks": 7})
     assert {r.lineup for r in whole.records if r.deal >= 6} == \
         {i for i, lineup in enumerate(plan.schedule.lineups) if 3 not in lineup}
     other = ladder_plan(dataclasses.replace(SMALL, games=400))
@@ -238,7 +246,6 @@ def test_sprt_stops_placing_as_soon_as_stronger_than_random_is_decided(small_lad
 PUBLISHED = sorted(game for game in LADDERS if (RESULTS / f"ladder_{game}.json").exists())
 
 
-@pytest.mark.slow  # opt-in until the artifacts are built: bash benchmarks/zoo_and_ladders.sh (hours of CPU)
 def test_every_game_has_a_published_ladder():
     """Issue 26's "done when": four ladders committed."""
     assert PUBLISHED == sorted(LADDERS)
