@@ -18,9 +18,9 @@ from card_envs.core.decision import Decision
 from card_envs.core.engine import Game
 
 
-def advised_observation(decision: Decision, advisor: Agent) -> np.ndarray:
-    """The decision's observation followed by the *advice*: a one-hot (``game.num_actions``
-    entries) of the action ``advisor`` chooses there.
+def advised_observation(decision: Decision, advisor: Agent, observation: np.ndarray | None = None) -> np.ndarray:
+    """The decision's observation (or ``observation``) followed by the *advice*: a one-hot
+    (``game.num_actions`` entries) of the action ``advisor`` chooses there.
 
     An advisor is any agent, typically the game's strongest rule-based player. Reading its choice
     is residual policy learning (Silver et al. 2018; Johannink et al. 2019): a policy that starts
@@ -29,7 +29,7 @@ def advised_observation(decision: Decision, advisor: Agent) -> np.ndarray:
     """
     advice = np.zeros(decision.game.num_actions, np.float32)
     advice[advisor.act(decision)] = 1.0
-    return np.concatenate([decision.observation, advice])
+    return np.concatenate([decision.observation if observation is None else observation, advice])
 
 
 class Agent(ABC):

@@ -71,21 +71,39 @@ class CheckpointAgent(Agent):
             self.advisor.reseed(seed)
 
     def reset(self, game: Game, player: int) -> None:
+        if game is not self._table:
+            self._table, self.encoder = game, self._encoder_for(game)
+        encoding = self.encoder or game
         advice = game.num_actions if self.advisor is not None else 0
-        if game.name != self.game_name or game.observation_size + advice != self.net.observation_size \
+        if game.name != self.game_name or encoding.observation_size + advice != self.net.observation_size \
                 or game.num_actions != self.net.num_actions:
             raise CheckpointError(f"checkpoint {self.path!r} plays {self.game_name} with "
                                   f"{self.net.observation_size} inputs and {self.net.num_actions} actions; "
-                                  f"asked to play {game.name} with {game.observation_size + advice} and "
+                                  f"asked to play {game.name} with {encoding.observation_size + advice} and "
                                   f"{game.num_actions}")
         if self.advisor is not None:
             self.advisor.reset(game, player)
 
+    _table: Game | None = None
+    #: the game that encodes this model's observation of the table's views when the model was trained under
+    #: other observation options than the table's (``Game.encoder_for``), else None (the table's observation)
+    encoder: Game | None = None
+
+    def _encoder_for(self, game: Game) -> Game | None:
+        if game.name != self.game_name:
+            return None  # reset names the mismatch
+        try:
+            return game.encoder_for(self.checkpoint.meta["game"].get("env_options", {}))
+        except CardEnvsError as error:
+            raise CheckpointError(f"checkpoint {self.path!r} cannot play at this {game.name} table: {error}") from None
+
     def observation(self, decision: Decision) -> np.ndarray:
-        """What the policy reads: the decision's observation, then the advisor's advice if it has one."""
+        """What the policy reads: its observation of the decision's view (the table's, or its own encoding when
+        it was trained under other observation options), then the advisor's advice if it has one."""
+        observation = decision.observation if self.encoder is None else self.encoder.encode(decision.view)
         if self.advisor is None:
-            return decision.observation
-        return advised_observation(decision, self.advisor)
+            return observation
+        return advised_observation(decision, self.advisor, observation)
 
     def act(self, decision: Decision) -> int:
         logits = self.net.logits(self.observation(decision))

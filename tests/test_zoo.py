@@ -25,11 +25,12 @@ ROOT = Path(__file__).resolve().parent.parent
 RW = "revolutionary_war_v0"
 
 
-def random_checkpoint(path: Path, game: str = RW, *, advisor: str | None = None, hidden: int = 16) -> Path:
+def random_checkpoint(path: Path, game: str = RW, *, advisor: str | None = None, hidden: int = 16,
+                      options: dict | None = None) -> Path:
     """A real checkpoint file (random weights) written by the training code's writer."""
     from train.checkpoint import write_checkpoint
 
-    signature = game_signature(game)
+    signature = game_signature(game, options)
     rng = np.random.default_rng(0)
     inputs = signature["observation_size"] + (signature["num_actions"] if advisor else 0)
     net = PolicyNet([rng.normal(size=(inputs, hidden)), rng.normal(size=(hidden, signature["num_actions"]))],
@@ -196,3 +197,35 @@ def test_a_zoo_agent_plays_in_a_fresh_venv_without_torch_or_ray(tmp_path):
     assert done.returncode == 0, done.stderr
     count, location = done.stdout.split()
     assert int(count) == len(entries()) > 0 and str(venv) in location
+
+
+def test_a_model_trained_under_other_observation_options_reads_its_own_observation(tmp_path):
+    """Revolution's full_recall and void_inferences change only the observation (RULES.md): a model trained with
+    full_recall plays at a full_recall + void_inferences table (the Revolution ladder's) on exactly the observation
+    a full_recall table gives, advice included; a table whose views forget the hand is refused, naming why."""
+    rev = "revolution_v0"
+    path = random_checkpoint(tmp_path / "recall.zip", rev, advisor="heuristic:counting",
+                             options={"full_recall": True, "trick_reward": 0.1})
+    table = card_envs.make_game(rev, full_recall=True, void_inferences=True)
+    trained = card_envs.make_game(rev, full_recall=True)
+    assert table.observation_size != trained.observation_size
+    agent = make_agent(rev, f"checkpoint:{path}", 0)
+    state, twin = table.new_state(np.random.default_rng(3)), trained.new_state(np.random.default_rng(3))
+    for player in range(4):
+        agent.reset(table, player)
+    for _ in range(60):
+        if state.is_over:
+            break
+        decision, expected = Decision.of(state), Decision.of(twin)
+        seen = agent.observation(decision)
+        np.testing.assert_array_equal(seen[:trained.observation_size], expected.observation)
+        assert seen[trained.observation_size:].sum() == 1.0  # the counting player's advice, one-hot
+        action = agent.act(decision)
+        state.apply(action)
+        twin.apply(action)
+    with pytest.raises(CheckpointError, match="full_recall=False"):
+        agent.reset(card_envs.make_game(rev), 0)
+    plain = random_checkpoint(tmp_path / "plain.zip", rev)  # the 541 entries read a part of any view
+    seats = [make_agent(rev, f"checkpoint:{plain}", 0)] + [make_agent(rev, "random", seat) for seat in range(3)]
+    assert play_game(table, seats, 0).is_over
+

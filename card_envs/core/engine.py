@@ -76,6 +76,10 @@ class Game(ABC):
     action_names: ClassVar[tuple[str, ...]]
     #: the reset-option keys ``new_state`` reads (the spec's stacked decks, e.g. ``("deck", "decks")``)
     reset_options: ClassVar[tuple[str, ...]] = ()
+    #: options that change a seat's observation vector but not the play (e.g. Revolution's ``full_recall``): a
+    #: model trained under other values of them encodes its own observation of this table's views
+    #: (:meth:`encoder_for`)
+    observation_options: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, **options: Any) -> None:
         self.config = self.config_class.from_options(**options)
@@ -119,6 +123,23 @@ class Game(ABC):
     def encode(self, view: Any) -> np.ndarray:
         """The float32 observation vector of a player's view (the encoding module's ``encode``)."""
         return self._encoding.encode(view)
+
+    def encoder_for(self, options: Mapping[str, Any]) -> Game | None:
+        """The game whose :meth:`encode` gives a model trained under ``options`` (its env options) its
+        observation of this table's views: None when that is this table's own observation, else this game with
+        the model's :attr:`observation_options`. :class:`ConfigError` when this table's views do not show what
+        that observation reads (:meth:`check_encodable`)."""
+        defaults = self.config_class()
+        wanted = {name: options.get(name, getattr(defaults, name)) for name in self.observation_options}
+        if all(getattr(self.config, name) == value for name, value in wanted.items()):
+            return None
+        self.check_encodable(wanted)
+        return type(self)(**{**self.config.to_dict(), **wanted})
+
+    def check_encodable(self, options: Mapping[str, Any]) -> None:
+        """Raise :class:`ConfigError` unless this table's views hold everything the observation of a game with
+        these :attr:`observation_options` reads. Override in a game whose options change the views."""
+        return None
 
     def max_decisions(self) -> int | None:
         """An upper bound on the decisions of one episode under this config (None: unknown)."""

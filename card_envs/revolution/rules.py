@@ -924,6 +924,7 @@ class Revolution(Game):
     num_actions = NUM_ACTIONS
     action_names = ACTION_NAMES
     reset_options = ("deck", "decks")
+    observation_options = ("full_recall", "void_inferences")
     config: RevolutionConfig
 
     def __init__(self, **options: Any) -> None:
@@ -934,6 +935,14 @@ class Revolution(Game):
         #: R23: decisions before truncation (a bound never reached without ``max_steps``)
         self.step_limit = self.config.max_steps if self.config.max_steps is not None else 1 << 62
         self._remembering: Revolution | None = None
+
+    def check_encodable(self, options: Mapping[str, Any]) -> None:
+        """A ``full_recall`` observation reads every completed trick of the hand, which only the views of a
+        ``full_recall`` table show (7.3); the 541-entry observation reads a part of any view."""
+        if options.get("full_recall") and not self.config.full_recall:
+            raise ConfigError("a model trained with full_recall=True reads every earlier trick of the hand, which "
+                              "the views of this table (full_recall=False) do not show: play it at a table with "
+                              "full_recall=True")
 
     def with_perfect_recall(self) -> Revolution:
         """This game with ``full_recall``: what a player who remembers the hand knows (spec 7.3)."""
