@@ -53,6 +53,10 @@ class CheckpointAgent(Agent):
         recorded = bool(self.checkpoint.meta["policy"].get("deterministic", True))
         self.deterministic = recorded if deterministic is None else deterministic
         self.net = self.checkpoint.policy
+        self._table: Game | None = None
+        #: the game that encodes this model's observation of the table's views when the model was trained under
+        #: other observation options than the table's (``Game.encoder_for``), else None (the table's observation)
+        self.encoder: Game | None = None
         spec = advisor_of(self.checkpoint)
         #: the agent whose advice the policy reads (config ``advisor``), or None
         self.advisor: Agent | None = None
@@ -83,11 +87,6 @@ class CheckpointAgent(Agent):
                                   f"{game.num_actions}")
         if self.advisor is not None:
             self.advisor.reset(game, player)
-
-    _table: Game | None = None
-    #: the game that encodes this model's observation of the table's views when the model was trained under
-    #: other observation options than the table's (``Game.encoder_for``), else None (the table's observation)
-    encoder: Game | None = None
 
     def _encoder_for(self, game: Game) -> Game | None:
         if game.name != self.game_name:

@@ -498,17 +498,6 @@ def build(spec: LadderSpec, *, games: int | None = None, backend: Backend | None
                        command=command)[2]
 
 
-@dataclasses.dataclass(frozen=True)
-class BuildTime:
-    """How long a ladder's build took: ``wall`` seconds over ``runs`` runs (a killed build resumed from its
-    ``--state`` folder spans several); ``resumed`` of the ``chunks`` came from the folder in the last run."""
-
-    wall: float
-    runs: int
-    resumed: int
-    chunks: int
-
-
 def play_ladder(spec: LadderSpec, plan: Plan, backend: Backend, state: str | Path | None, *, progress: bool,
                 resamples: int, command: str) -> tuple[Tournament, Any, dict[str, Any]]:
     """Play (or resume) ``plan`` and rate it: the tournament, its evaluation and the ladder's JSON document."""
@@ -523,12 +512,14 @@ def play_ladder(spec: LadderSpec, plan: Plan, backend: Backend, state: str | Pat
     tournament.command = command
     evaluation = summarize(tournament, resamples=resamples)
     elo = elo_ratings(tournament.records, spec.labels, tournament.deals_played, seed=spec.seed)
-    timing = BuildTime(wall, runs, store.resumed, len(plan.jobs))
+    # a killed build resumed from its --state folder spans several runs: their wall time, and this run's resumed
+    timing = {"wall_time_s": round(wall, 1), "build_runs": runs, "chunks": len(plan.jobs),
+              "chunks_resumed": store.resumed}
     return tournament, evaluation, ladder_document(spec, plan, evaluation, elo, timing, backend)
 
 
-def ladder_document(spec: LadderSpec, plan: Plan, evaluation: Any, elo: Sequence[EloRating], timing: BuildTime,
-                    backend: Backend) -> dict[str, Any]:
+def ladder_document(spec: LadderSpec, plan: Plan, evaluation: Any, elo: Sequence[EloRating],
+                    timing: Mapping[str, Any], backend: Backend) -> dict[str, Any]:
     from agents.evaluation_report import _finite
 
     players = []
@@ -550,8 +541,7 @@ def ladder_document(spec: LadderSpec, plan: Plan, evaluation: Any, elo: Sequence
         "games_per_deal_full": evaluation.games_per_deal, "lineup_deals": dict(zip(
             [" ".join(plan.contestants[a].label for a in lineup) for lineup in plan.schedule.lineups],
             plan.caps, strict=True)),
-        "command": evaluation.command, "wall_time_s": round(timing.wall, 1), "build_runs": timing.runs,
-        "chunks": timing.chunks, "chunks_resumed": timing.resumed, "backend": backend.describe(),
+        "command": evaluation.command, **timing, "backend": backend.describe(),
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, load average "
                    f"{os.getloadavg()[0]:.1f} at the end",
         "date": time.strftime("%Y-%m-%d %H:%M"),
@@ -979,10 +969,8 @@ def _build_command(parser: argparse.ArgumentParser, argv: list[str], command: st
                         if index in lineup)
             print(f"{rung.label:>20}: {games:>6,} games on {rung.deals or plan.schedule.deals} deals  ({rung.spec})")
         return 0
-    started = time.perf_counter()
     tournament, evaluation, document = play_ladder(spec, plan, backend, state, progress=not args.quiet,
                                                    resamples=args.resamples, command=command)
-    wall = time.perf_counter() - started
     default_prefix = RESULTS / f"ladder_{spec.game}"
     prefix = Path(args.out) if args.out else default_prefix
     of_record = args.games is None and prefix.resolve() == default_prefix.resolve()
@@ -991,7 +979,7 @@ def _build_command(parser: argparse.ArgumentParser, argv: list[str], command: st
     if not of_record:
         print("a trial build (--games or --out): the zoo manifests' ladder ratings are left as they are",
               file=sys.stderr)
-    print(f"wrote {', '.join(paths)}; {len(tournament.records):,} games, {wall / 60:.1f} min", file=sys.stderr)
+    print(f"wrote {', '.join(paths)}; {len(tournament.records):,} games, {build_time(document)}", file=sys.stderr)
     return 1 if tournament.failures else 0
 
 
