@@ -196,3 +196,24 @@ def test_bloodlines_matchups_refuses_an_unknown_agent_before_playing(tmp_path):
     with pytest.raises(Exception, match="nobody"):
         bloodlines_matchups.main(["--agent", "heuristic:nobody", "--games", "2", "--out", str(tmp_path)])
     assert not tmp_path.exists() or not any(tmp_path.iterdir())
+
+
+def test_each_jax_engine_is_judged_against_its_own_issues_targets():
+    from benchmarks import jax_throughput as jt
+
+    def judged(game, config, rate, ratio, compile_seconds):
+        entry = {"best_decisions_per_s": {"median": rate}, "ratio_to_python": {"median": ratio},
+                 "max_compile_seconds": compile_seconds}
+        return jt.judged(entry, jt.engine_targets(game, config))
+
+    # issue 23: 500,000 decisions/s for six-player Battlecards, 1,000,000 for two players and Bloodlines
+    six = judged("battlecards_v0", {"num_players": 6}, 864_045, 6.24, 10.1)
+    assert six["meets_decisions_target"] and not six["meets_ratio_target"] and six["meets_compile_target"]
+    assert not judged("battlecards_v0", {"num_players": 2}, 864_045, 16.0, 7.5)["meets_decisions_target"]
+    assert not judged("bloodlines_v0", {}, 900_000, 12.0, 7.6)["meets_decisions_target"]
+    # compile: under 90 s for issue 23's games, under 60 s for issue 22's
+    assert judged("bloodlines_v0", {}, 3_000_000, 12.0, 75.0)["meets_compile_target"]
+    assert not judged("revolution_v0", {}, 3_000_000, 12.0, 75.0)["meets_compile_target"]
+    assert judged("revolution_v0", {}, 1_000_000, 10.0, 59.0) == {
+        "targets": {"decisions_per_s": 1_000_000, "ratio": 10.0, "compile_seconds": 60.0},
+        "meets_decisions_target": True, "meets_ratio_target": True, "meets_compile_target": True}
