@@ -36,7 +36,7 @@ CHECK = textwrap.dedent("""
 
     for name, last in (("revolutionary_war_v0", True), ("revolutionary_war_v0", False)):  # both batch axes
         env, batch, axis = make(name), 8, -1 if last else 0
-        init = env.init_batch_last if last else jax.vmap(env.init)
+        init = jax.jit(env.init_batch_last if last else jax.vmap(env.init))  # eagerly: seconds of dispatches
         states = init(jax.random.split(jax.random.PRNGKey(3), batch))
         key = jax.random.PRNGKey(4)
         whole, totals = across_devices(player(env, last, batch // 2), batch_axis=axis)(
@@ -53,7 +53,7 @@ CHECK = textwrap.dedent("""
 
     try:
         across_devices(player(make("revolutionary_war_v0"), True, 3), batch_axis=-1)(
-            make("revolutionary_war_v0").init_batch_last(jax.random.split(jax.random.PRNGKey(0), 7)),
+            jax.jit(make("revolutionary_war_v0").init_batch_last)(jax.random.split(jax.random.PRNGKey(0), 7)),
             jax.random.PRNGKey(0), 1)
     except ValueError as error:
         assert "7 games does not split evenly over 2 devices" in str(error), error
