@@ -1,0 +1,146 @@
+"""Where a decision of the batched Battlecards engine goes: the timed loop against the same loop without a part.
+
+Run from the repository root (needs the ``jax`` extra)::
+
+    python -m benchmarks.battlecards_jax_parts                  # six players, batch 512, one device
+    python -m benchmarks.battlecards_jax_parts --players 2 --batch 1024 --repeats 7
+    taskset -c 0 python -m benchmarks.battlecards_jax_parts     # one core: no other thread in the figures
+
+Every row runs ``benchmarks.jax_throughput``'s batch-last loop (``env.step_batch_last``, a random legal action
+per game, ``reset_finished(..., lazy=True)``) on an engine of the same config, for ``--steps`` steps per timed
+call, rows round-robin, repeat by repeat; each figure is the median of this process's CPU time per game-step.
+
+=========================  ==========================================================================================
+row                        the engine
+=========================  ==========================================================================================
+``engine``                 ``card_envs.jax.battlecards.Env``, as shipped
+``no rare step``           the common step's result for every game: decisions it does not cover (wars, multi-card
+                           refills, ...) are left wrong. **Not the rules**: a bound on what the rare step costs
+``no observation``         the observation is zeros (the step, mask and rewards as shipped): a bound on what the
+                           533 observation entries cost
+``neither``                both of the above: what the common step, the mask and the loop cost
+=========================  ==========================================================================================
+
+Also printed: the share of decisions the common step does not cover (random play, same loop), which the rare step
+takes. The bounds say how far a faster part could take the engine: issue 23's six-player 10x (against the Python
+engine) needs the whole loop about 1.4-1.6x faster than in its benchmark runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as ``python benchmarks/battlecards_jax_parts.py``
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def engines(players: int) -> dict[str, Any]:
+    """The four engines of the rows, for ``players`` seats (the config's other options at their defaults)."""
+    import jax.numpy as jnp
+
+    from card_envs.battlecards.encoding import OBSERVATION_SIZE
+    from card_envs.jax import battlecards
+
+    class NoRareStep(battlecards.Env):
+        def _rare_steps(self, state, action, keys, common, covered):  # noqa: ANN001, ANN202
+            return common
+
+    class NoObservation(battlecards.Env):
+        def _encode(self, g, o):  # noqa: ANN001, ANN202
+            return jnp.zeros((OBSERVATION_SIZE, *jnp.shape(o)), jnp.float32)
+
+    class Neither(NoRareStep, NoObservation):
+        pass
+
+    return {name: kind(num_players=players) for name, kind in (
+        ("engine", battlecards.Env), ("no rare step", NoRareStep), ("no observation", NoObservation),
+        ("neither", Neither))}
+
+
+def timed_loop(env: Any, batch: int, steps: int, slots: int) -> Any:
+    """A jitted ``(states, key) -> states`` running ``steps`` decisions of the batch-last loop."""
+    import jax
+
+    from card_envs.jax.core import random_legal_actions, reset_finished
+
+    def body(carry: tuple[Any, Any], _: None) -> tuple[tuple[Any, Any], None]:
+        states, key = carry
+        key, pick, step_key, deal = jax.random.split(key, 4)
+        actions = random_legal_actions(pick, states.legal_action_mask, action_axis=0)
+        states = env.step_batch_last(states, actions, jax.random.split(step_key, batch))
+        return (reset_finished(env, states, deal, slots, lazy=True, batch_axis=-1), key), None
+
+    return jax.jit(lambda states, key: jax.lax.scan(body, (states, key), None, length=steps)[0][0])
+
+
+def uncovered_share(env: Any, states: Any, batch: int, steps: int, slots: int) -> float:
+    """The share of the running games' decisions that the common step does not cover, over ``steps`` steps."""
+    import jax
+    import jax.numpy as jnp
+
+    from card_envs.jax.core import random_legal_actions, reset_finished
+
+    def body(carry: tuple[Any, Any], _: None) -> tuple[tuple[Any, Any], jax.Array]:
+        states, key = carry
+        key, pick, step_key, deal = jax.random.split(key, 4)
+        actions = random_legal_actions(pick, states.legal_action_mask, action_axis=0)
+        keys = jax.random.split(step_key, batch)
+        seeds = jax.vmap(lambda k: jax.random.bits(k, (), jnp.uint32))(keys)
+        _, covered = env._common_step(env._game(states), actions, seeds)
+        running = ~(states.terminated | states.truncated)
+        counts = jnp.stack([(running & ~covered).sum(), running.sum()])
+        states = env.step_batch_last(states, actions, keys)
+        return (reset_finished(env, states, deal, slots, lazy=True, batch_axis=-1), key), counts
+
+    _, counts = jax.jit(lambda s, k: jax.lax.scan(body, (s, k), None, length=steps))(states, jax.random.PRNGKey(9))
+    total = counts.sum(0)
+    return float(total[0]) / max(1, int(total[1]))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--players", type=int, default=6, help="Battlecards' num_players (default 6)")
+    parser.add_argument("--batch", type=int, default=512, help="games at once (default 512, the best a device)")
+    parser.add_argument("--steps", type=int, default=200, help="steps per timed call (default 200)")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--slots", type=int, default=64, help="deal slots of reset_finished (default 64)")
+    args = parser.parse_args(argv)
+    if not 2 <= args.players <= 6 or args.batch < 1 or args.steps < 1 or args.repeats < 1 or args.slots < 1:
+        parser.error("--players must be 2-6; --batch, --steps, --repeats and --slots positive")
+    import jax
+
+    rows = engines(args.players)
+    loops, states = {}, {}
+    for name, env in rows.items():
+        print(f"compiling {name} ...", file=sys.stderr, flush=True)
+        loops[name] = timed_loop(env, args.batch, args.steps, min(args.slots, args.batch))
+        start = jax.jit(env.init_batch_last)(jax.random.split(jax.random.PRNGKey(0), args.batch))
+        states[name] = jax.block_until_ready(loops[name](start, jax.random.PRNGKey(1)))  # compile, warm up
+    samples: dict[str, list[float]] = {name: [] for name in rows}
+    for repeat in range(args.repeats):
+        for name in rows:
+            cpu = time.process_time()
+            states[name] = jax.block_until_ready(loops[name](states[name], jax.random.PRNGKey(2 + repeat)))
+            samples[name].append((time.process_time() - cpu) / (args.steps * args.batch) * 1e9)
+    share = uncovered_share(rows["engine"], states["engine"], args.batch, args.steps,
+                            min(args.slots, args.batch))
+    engine = statistics.median(samples["engine"])
+    print(f"Battlecards, {args.players} players, batch {args.batch} batch-last, {args.repeats} repeats of "
+          f"{args.steps} steps; CPU ns per game-step (median, min-max); decisions the common step does not cover: "
+          f"{share:.1%}\n")
+    print("| row | CPU ns per game-step | engine / row |")
+    print("|---|---:|---:|")
+    for name, values in samples.items():
+        median = statistics.median(values)
+        print(f"| {name} | {median:,.0f} ({min(values):,.0f}-{max(values):,.0f}) | {engine / median:.2f}x |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
