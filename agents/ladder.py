@@ -619,6 +619,24 @@ def compact_table(document: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def placed_table(document: Mapping[str, Any], zoo_dir: str | Path | None = None) -> str:
+    """The zoo agents placed on this ladder (``--record``; not among its players), one line each, or nothing."""
+    from agents.zoo import entries
+
+    found = entries(document["game"]) if zoo_dir is None else entries(document["game"], zoo_dir=Path(zoo_dir))
+    lines = []
+    for placed in found:
+        rating = placed.ladder or {}
+        if rating.get("placed") and rating.get("version") == document["version"]:
+            e = rating["elo"]
+            lines.append(f"- `{placed.spec}`: {e['value']:+.0f} [{e['low']:+.0f}, {e['high']:+.0f}] over "
+                         f"{rating['games']:,} games (`{rating['source']}`, {rating['date'][:10]})")
+    if not lines:
+        return ""
+    return "\n".join(["Placed on it, the ladder's ratings fixed (zoo agents that are not among its players):", "",
+                      *lines]) + "\n"
+
+
 def plot_ladder(document: Mapping[str, Any], path: str) -> None:
     """Elo with 95% intervals (left), head-to-head scores (right)."""
     import matplotlib
@@ -939,7 +957,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
         for game in [args.game] if args.game else list(LADDERS):
             try:
-                print(compact_table(load_ladder(game, args.ladder)))
+                document = load_ladder(game, args.ladder)
+                print(compact_table(document))
+                if placed := placed_table(document):
+                    print(placed)
             except ConfigError as error:
                 print(f"{game}: {error}\n")
         return 0

@@ -14,7 +14,10 @@
 #
 # Bloodlines, Battlecards and Revolution ship the JAX trainer's agents (zoo:<game>_v0/jax_ppo, trained with
 # configs/<game>_jax.yaml and added with python -m agents.zoo add --name jax_ppo ...; each manifest says which run):
-# steps 1-2 are for the games whose shipped agent is the SB3 trainer's (Revolutionary War).
+# steps 1-2 are for the games whose shipped agent is the SB3 trainer's (Revolutionary War). Revolutionary War also
+# ships zoo:revolutionary_war_v0/jax_ppo (configs/revolutionary_war_jax.yaml), added after its ladder v1 was built
+# and placed on it with python -m agents.ladder --game revolutionary_war_v0 --agent zoo:revolutionary_war_v0/jax_ppo
+# --record (benchmarks/results/training_revolutionary_war_v0_jax.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=.venv/bin/python

@@ -305,3 +305,8 @@ def test_a_recorded_placement_is_the_zoo_entrys_rating(small_ladder, tmp_path):
     assert (rating["elo"]["low"], rating["elo"]["value"], rating["elo"]["high"]) == (
         placement.elo.low, placement.elo.value, placement.elo.high)
     assert rating["openskill"] == placement.openskill
+    # `show` lists it under the ladder of that version only
+    from agents.ladder import placed_table
+    shown = placed_table({"game": RW, "version": placement.ladder_version}, zoo_dir=tmp_path)
+    assert f"`{made.spec}`: {placement.elo.value:+.0f} [{placement.elo.low:+.0f}, {placement.elo.high:+.0f}]" in shown
+    assert placed_table({"game": RW, "version": placement.ladder_version + 1}, zoo_dir=tmp_path) == ""
