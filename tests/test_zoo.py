@@ -18,7 +18,7 @@ from agents.checkpoint import CheckpointAgent
 from agents.checkpoint_file import Checkpoint, CheckpointError, PolicyNet, game_signature
 from agents.match import play_game
 from agents.registry import make_agent
-from agents.zoo import MAX_BYTES, ZooError, add, entries, entry, parse_spec, set_ladder_rating
+from agents.zoo import MAX_BYTES, TRAINERS, ZooError, add, entries, entry, parse_spec, set_ladder_rating
 from agents.zoo.__main__ import main as zoo_main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -120,6 +120,7 @@ def test_a_shipped_agent_records_how_it_was_trained_and_stays_small(found):
     assert training["decisions"] > 1_000_000 and training["wall_time_s"] > 60 and training["config"]
     assert training["final_evaluation"] and training["report"].startswith("benchmarks/results/training_")
     assert found.size_bytes() < MAX_BYTES
+    assert training["trainer"] == TRAINERS[training["config"].get("backend", "sb3")]
     if found.ladder is not None:  # rated: the rating is the published ladder's
         assert found.ladder["elo"]["low"] <= found.ladder["elo"]["value"] <= found.ladder["elo"]["high"]
 

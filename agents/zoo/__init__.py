@@ -210,10 +210,15 @@ def git_commit(folder: Path | None = None) -> str | None:
     return done.stdout.strip() or None
 
 
+#: how a manifest names the trainer of each config ``backend`` (``train/config.py``)
+TRAINERS = {"sb3": "sb3 MaskablePPO (train/)", "jax": "train.jax_ppo (backend: jax)"}
+
+
 def add(checkpoint_path: str | Path, name: str, *, commit: str | None = None, command: str | None = None,
-        report: str | None = None, summary_path: str | Path | None = None, trainer: str = "sb3 MaskablePPO (train/)",
+        report: str | None = None, summary_path: str | Path | None = None, trainer: str | None = None,
         notes: str = "", force: bool = False, zoo_dir: Path | None = None) -> ZooEntry:
-    """Make a new entry from a checkpoint file (and its run's ``summary.json``); returns it."""
+    """Make a new entry from a checkpoint file (and its run's ``summary.json``); returns it. ``trainer``
+    defaults to the trainer of the checkpoint's config ``backend`` (:data:`TRAINERS`)."""
     from agents.checkpoint_file import read_checkpoint
     from agents.match import write_atomically
 
@@ -239,7 +244,7 @@ def add(checkpoint_path: str | Path, name: str, *, commit: str | None = None, co
         "game": meta["game"], "policy": meta["policy"],
         "weights": {"file": f"{name}.npz", "sha256": hashlib.sha256(weights).hexdigest(), "bytes": len(weights)},
         "training": {
-            "trainer": trainer,
+            "trainer": trainer or TRAINERS[meta.get("config", {}).get("backend", "sb3")],
             "command": command,
             "commit": commit if commit is not None else git_commit(),
             "decisions": int(meta.get("num_timesteps", 0)),
@@ -301,5 +306,6 @@ def describe(found: ZooEntry) -> dict[str, Any]:
     }
 
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "MAX_BYTES", "PREFIX", "ZOO_DIR", "ZooEntry", "ZooError", "add", "describe",
-           "entries", "entry", "git_commit", "make_zoo_agent", "parse_spec", "read_manifest", "set_ladder_rating"]
+__all__ = ["FORMAT", "FORMAT_VERSION", "MAX_BYTES", "PREFIX", "TRAINERS", "ZOO_DIR", "ZooEntry", "ZooError", "add",
+           "describe", "entries", "entry", "git_commit", "make_zoo_agent", "parse_spec", "read_manifest",
+           "set_ladder_rating"]

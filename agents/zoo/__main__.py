@@ -42,7 +42,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     adding.add_argument("--report", help="the report describing the run, e.g. benchmarks/results/training_<game>.md")
     adding.add_argument("--command", dest="train_command", help="the command that trained it")
     adding.add_argument("--commit", help="the commit of the code that trained it (default: git rev-parse HEAD)")
-    adding.add_argument("--trainer", default="sb3 MaskablePPO (train/)", help="which trainer made it")
+    adding.add_argument("--trainer", help="which trainer made it (default: the checkpoint's config backend's)")
     adding.add_argument("--notes", default="", help="free text kept in the manifest")
     adding.add_argument("--force", action="store_true", help="replace an entry of the same name")
     args = parser.parse_args(argv)
