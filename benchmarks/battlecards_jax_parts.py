@@ -6,9 +6,10 @@ Run from the repository root (needs the ``jax`` extra)::
     python -m benchmarks.battlecards_jax_parts --players 2 --batch 1024 --repeats 7
     taskset -c 0 python -m benchmarks.battlecards_jax_parts     # one core: no other thread in the figures
 
-Every row runs ``benchmarks.jax_throughput``'s batch-last loop (``env.step_batch_last``, a random legal action
-per game, ``reset_finished(..., lazy=True)``) on an engine of the same config, for ``--steps`` steps per timed
-call, rows round-robin, repeat by repeat; each figure is the median of this process's CPU time per game-step.
+Every row runs ``benchmarks.jax_throughput``'s batch-last loop (``make_runner``: ``env.step_batch_last``, a
+random legal action per game, ``reset_finished(..., lazy=True)``) on an engine of the same config, for ``--steps``
+steps per timed call, rows round-robin, repeat by repeat; each figure is the median of this process's CPU time
+per game-step.
 
 =========================  ==========================================================================================
 row                        the engine
@@ -21,9 +22,10 @@ row                        the engine
 ``neither``                both of the above: what the common step, the mask and the loop cost
 =========================  ==========================================================================================
 
-Also printed: the share of decisions the common step does not cover (random play, same loop), which the rare step
-takes. The bounds say how far a faster part could take the engine: issue 23's six-player 10x (against the Python
-engine) needs the whole loop about 1.4-1.6x faster than in its benchmark runs.
+Also printed: the share of the running games' next decisions (a random legal action, at ``--steps`` positions of
+the loop) that the common step does not cover, which the rare step takes. The bounds say how far a faster part
+could take the engine: issue 23's six-player 10x (against the Python engine) needs the whole loop about 1.4-1.6x
+faster than in its benchmark runs.
 """
 
 from __future__ import annotations
@@ -63,44 +65,30 @@ def engines(players: int) -> dict[str, Any]:
         ("neither", Neither))}
 
 
-def timed_loop(env: Any, batch: int, steps: int, slots: int) -> Any:
-    """A jitted ``(states, key) -> states`` running ``steps`` decisions of the batch-last loop."""
-    import jax
-
-    from card_envs.jax.core import random_legal_actions, reset_finished
-
-    def body(carry: tuple[Any, Any], _: None) -> tuple[tuple[Any, Any], None]:
-        states, key = carry
-        key, pick, step_key, deal = jax.random.split(key, 4)
-        actions = random_legal_actions(pick, states.legal_action_mask, action_axis=0)
-        states = env.step_batch_last(states, actions, jax.random.split(step_key, batch))
-        return (reset_finished(env, states, deal, slots, lazy=True, batch_axis=-1), key), None
-
-    return jax.jit(lambda states, key: jax.lax.scan(body, (states, key), None, length=steps)[0][0])
-
-
-def uncovered_share(env: Any, states: Any, batch: int, steps: int, slots: int) -> float:
-    """The share of the running games' decisions that the common step does not cover, over ``steps`` steps."""
+def uncovered_share(env: Any, states: Any, steps: int, run: Any) -> float:
+    """The share of running games whose next decision (a random legal action) the common step does not cover,
+    over ``steps`` positions of the loop ``run`` (``jax_throughput.make_runner``: one step between positions)."""
     import jax
     import jax.numpy as jnp
 
-    from card_envs.jax.core import random_legal_actions, reset_finished
+    from card_envs.jax.core import random_legal_actions
 
-    def body(carry: tuple[Any, Any], _: None) -> tuple[tuple[Any, Any], jax.Array]:
-        states, key = carry
-        key, pick, step_key, deal = jax.random.split(key, 4)
+    @jax.jit
+    def counts(states: Any, key: jax.Array) -> jax.Array:
+        pick, step_key = jax.random.split(key)
         actions = random_legal_actions(pick, states.legal_action_mask, action_axis=0)
-        keys = jax.random.split(step_key, batch)
+        keys = jax.random.split(step_key, states.current_player.shape[-1])
         seeds = jax.vmap(lambda k: jax.random.bits(k, (), jnp.uint32))(keys)
         _, covered = env._common_step(env._game(states), actions, seeds)
         running = ~(states.terminated | states.truncated)
-        counts = jnp.stack([(running & ~covered).sum(), running.sum()])
-        states = env.step_batch_last(states, actions, keys)
-        return (reset_finished(env, states, deal, slots, lazy=True, batch_axis=-1), key), counts
+        return jnp.stack([(running & ~covered).sum(), running.sum()])
 
-    _, counts = jax.jit(lambda s, k: jax.lax.scan(body, (s, k), None, length=steps))(states, jax.random.PRNGKey(9))
-    total = counts.sum(0)
-    return float(total[0]) / max(1, int(total[1]))
+    total = jnp.zeros(2, jnp.int32)
+    for step in range(steps):
+        key = jax.random.PRNGKey(10_000 + step)
+        total = total + counts(states, key)
+        states, _ = run(states, key, 1)
+    return int(total[0]) / max(1, int(total[1]))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -115,21 +103,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--players must be 2-6; --batch, --steps, --repeats and --slots positive")
     import jax
 
+    from benchmarks.jax_throughput import make_runner
+
     rows = engines(args.players)
-    loops, states = {}, {}
+    runs, states = {}, {}
     for name, env in rows.items():
         print(f"compiling {name} ...", file=sys.stderr, flush=True)
-        loops[name] = timed_loop(env, args.batch, args.steps, min(args.slots, args.batch))
+        runs[name] = make_runner(env, args.batch, min(args.slots, args.batch), layout="last")
         start = jax.jit(env.init_batch_last)(jax.random.split(jax.random.PRNGKey(0), args.batch))
-        states[name] = jax.block_until_ready(loops[name](start, jax.random.PRNGKey(1)))  # compile, warm up
+        states[name] = jax.block_until_ready(runs[name](start, jax.random.PRNGKey(1), args.steps)[0])  # warm up
     samples: dict[str, list[float]] = {name: [] for name in rows}
     for repeat in range(args.repeats):
         for name in rows:
             cpu = time.process_time()
-            states[name] = jax.block_until_ready(loops[name](states[name], jax.random.PRNGKey(2 + repeat)))
+            states[name], _ = runs[name](states[name], jax.random.PRNGKey(2 + repeat), args.steps)
+            jax.block_until_ready(states[name])
             samples[name].append((time.process_time() - cpu) / (args.steps * args.batch) * 1e9)
-    share = uncovered_share(rows["engine"], states["engine"], args.batch, args.steps,
-                            min(args.slots, args.batch))
+    share = uncovered_share(rows["engine"], states["engine"], args.steps, runs["engine"])
     engine = statistics.median(samples["engine"])
     print(f"Battlecards, {args.players} players, batch {args.batch} batch-last, {args.repeats} repeats of "
           f"{args.steps} steps; CPU ns per game-step (median, min-max); decisions the common step does not cover: "
