@@ -623,9 +623,8 @@ def placed_table(document: Mapping[str, Any], zoo_dir: str | Path | None = None)
     """The zoo agents placed on this ladder (``--record``; not among its players), one line each, or nothing."""
     from agents.zoo import entries
 
-    found = entries(document["game"]) if zoo_dir is None else entries(document["game"], zoo_dir=Path(zoo_dir))
     lines = []
-    for placed in found:
+    for placed in entries(document["game"], zoo_dir=None if zoo_dir is None else Path(zoo_dir)):
         rating = placed.ladder or {}
         if rating.get("placed") and rating.get("version") == document["version"]:
             e = rating["elo"]
