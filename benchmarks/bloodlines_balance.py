@@ -5,7 +5,7 @@
 
 The author asked for it ("I suck at number crunching, so creating a balanced game is not my strong
 point"). Both seats are played by the same agent (default: the strongest rule-based player,
-``agents.bloodlines.STRONGEST``), so every difference comes from the suits and the seats. For each of
+``agents.players.bloodlines.STRONGEST``), so every difference comes from the suits and the seats. For each of
 the 12 ordered pairs (player_0's suit, player_1's suit) it plays ``--games`` games; each deal (the
 two shuffled piles) is played twice, once with each player starting, so the first-player effect
 cancels out of the suit comparison and is measured on its own.
@@ -22,7 +22,7 @@ Written (each to a temporary file renamed into place), under ``--out`` (default 
 =============================  ===============================================================
 
 Deterministic for a given ``--seed`` whatever ``--workers`` or ``--backend`` (``ray [--address ADDR]``: chunks of
-games as Ray tasks, ``agents/parallel.py``).
+games as Ray tasks, ``agents/tournaments/backends.py``).
 """
 
 from __future__ import annotations
@@ -42,9 +42,9 @@ from typing import Any
 import numpy as np
 
 import card_envs
-from agents.match import ProgressBar, play_game, wilson
-from agents.parallel import BACKENDS, Backend, ordered_results
-from agents.registry import make_agent, strongest_heuristic
+from agents.players.registry import make_agent, strongest_heuristic
+from agents.tournaments.backends import BACKENDS, Backend, ordered_results
+from agents.tournaments.match import ProgressBar, play_game, wilson
 from benchmarks.throughput import add_output_arguments, machine_description, output_dir, write_atomic
 
 GAME = "bloodlines_v0"
@@ -79,7 +79,7 @@ def play_chunk(job: tuple[str, str, int, int, int]) -> list[tuple[int, int, int,
 def play_all(agent: str, games: int, seed: int, workers: int, progress: bool,
              backend: Backend | None = None) -> dict[str, list[tuple]]:
     """``games`` games (rounded up to even) for each ordered pair; chunks run on ``backend`` (default local
-    processes, ``workers`` of them; ``agents/parallel.py``), the games do not depend on it."""
+    processes, ``workers`` of them; ``agents/tournaments/backends.py``), the games do not depend on it."""
     games += games % 2
     chunk = max(2, (games // 8) // 2 * 2)
     jobs = [(agent, pair, seed, first, min(first + chunk, games)) for pair in PAIRS for first in range(0, games, chunk)]
@@ -340,7 +340,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--agent", default=strongest_heuristic(GAME), help="agent spec for both seats")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--backend", choices=BACKENDS, default="local",
-                        help="where chunks of games run: local processes (default) or ray (agents/parallel.py)")
+                        help="where chunks of games run: local processes (default) or ray (tournaments/backends.py)")
     parser.add_argument("--address", help="--backend ray: the cluster to join (default: start Ray here)")
     parser.add_argument("--seed", type=int, default=0)
     add_output_arguments(parser)

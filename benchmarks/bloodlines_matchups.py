@@ -3,7 +3,7 @@
     python -m benchmarks.bloodlines_matchups --agent checkpoint:runs/bloodlines/checkpoint.zip --games 20000
     python -m benchmarks.bloodlines_matchups --agent heuristic:aggressor --opponent random --games 2000 --quick
 
-``--agent`` and ``--opponent`` are agent specs (``agents.registry``: ``random``, ``heuristic:<name>``,
+``--agent`` and ``--opponent`` are agent specs (``agents.players.registry``: ``random``, ``heuristic:<name>``,
 ``checkpoint:<path>``, ``ismcts:...``). Game ``g`` deals fresh bloodlines and piles from the seed sequence
 (``--seed``, g) and seats the agent in seat ``g % 2``, so seats alternate and every suit pair comes up as
 often as the rules' random draw (S2) makes it. Each ended game is filed under (the agent's suit, the
@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 
 import card_envs
-from agents.match import ProgressBar, play_game, wilson
-from agents.registry import make_agent
+from agents.players.registry import make_agent
+from agents.tournaments.match import ProgressBar, play_game, wilson
 from benchmarks.throughput import add_output_arguments, output_dir, run_stamp, write_atomic
 
 GAME = "bloodlines_v0"

@@ -6,8 +6,8 @@
 
 For every game (``--game``, default every registered one) and every simulation budget it plays
 ``ismcts:sims=<budget>,<game options>`` against a field of the game's strongest rule-based player
-(``agents.registry.strongest_heuristic``; N-1 copies for N seats). Seats are rotated and each deal is
-replayed once per seat of the search player, exactly as ``agents.match`` does, so seat and deal luck
+(``agents.players.registry.strongest_heuristic``; N-1 copies for N seats). Seats are rotated and each deal is
+replayed once per seat of the search player, exactly as ``agents.tournaments.match`` does, so seat and deal luck
 cancel. Besides the win rate and its 95% Wilson interval (fair share 1/N), each row records the
 search's cost: milliseconds and simulations per searched decision (decisions with one legal action
 are answered without search), measured inside the worker processes on this machine.
@@ -34,10 +34,11 @@ from typing import Any
 import numpy as np
 
 import card_envs
-from agents.ismcts import GAME_OPTIONS, ISMCTSAgent
-from agents.match import play_game, wilson, write_atomically
-from agents.parallel import BACKENDS, Backend, ordered_results
-from agents.registry import make_agent, strongest_heuristic
+from agents.files import write_atomically
+from agents.players.ismcts import GAME_OPTIONS, ISMCTSAgent
+from agents.players.registry import make_agent, strongest_heuristic
+from agents.tournaments.backends import BACKENDS, Backend, ordered_results
+from agents.tournaments.match import play_game, wilson
 
 DEFAULT_BUDGETS = (25, 100, 400)
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
@@ -126,7 +127,7 @@ def format_markdown(rows: Sequence[dict[str, Any]], meta: dict[str, Any]) -> str
     lines = [
         "# ISMCTS strength curve",
         "",
-        "Win rate of `ismcts:sims=<budget>,...` (agents/ismcts.py) against a field of each game's strongest",
+        "Win rate of `ismcts:sims=<budget>,...` (agents/players/ismcts.py) against a field of each game's strongest",
         "rule-based player, seats rotated and every deal replayed once per seat of the search player",
         "(`benchmarks/ismcts_strength.py`). A win shared with another seat counts as a win. 95% Wilson",
         "intervals; **bold**: the whole interval is above the fair share 1/N. Cost per searched decision",
@@ -171,7 +172,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--games-per-point", type=int, default=300)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--backend", choices=BACKENDS, default="local",
-                        help="where chunks of games run: local processes (default) or ray (agents/parallel.py)")
+                        help="where chunks of games run: local processes (default) or ray (tournaments/backends.py)")
     parser.add_argument("--address", help="--backend ray: the cluster to join (default: start Ray here)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=RESULTS, help="folder of ismcts_strength.md/.json (default: results/)")

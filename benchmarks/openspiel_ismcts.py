@@ -1,4 +1,4 @@
-"""OpenSpiel's Python ISMCTS bot on our games (through ``card_envs.openspiel``), next to ``agents.ismcts``.
+"""OpenSpiel's Python ISMCTS bot on our games (through ``card_envs.openspiel``), next to ``agents.players.ismcts``.
 
     python -m benchmarks.openspiel_ismcts --games 200 --sims 25 --workers 2
     python -m benchmarks.openspiel_ismcts --game battlecards_v0 --games 200 --sims 25
@@ -14,7 +14,7 @@ both searchers play exactly the same deals and seats against identically seeded 
 ``openspiel``      ``open_spiel.python.algorithms.ismcts.ISMCTSBot``: UCT ``c=1``, ``--sims``
                    simulations, random rollouts (``RandomRolloutEvaluator(1)``), the move with the most
                    visits; determinizations from ``state.resample_from_infostate`` (seeded sampler)
-``ours``           ``agents.ismcts`` as ``ismcts:sims=<sims>,c=1,rollout=random``: the same budget and
+``ours``           ``agents.players.ismcts`` as ``ismcts:sims=<sims>,c=1,rollout=random``: the same budget and
                    the same plain configuration (our tuned options are in ``ismcts_strength.md``)
 =================  =================================================================================
 
@@ -44,8 +44,9 @@ from typing import Any
 import numpy as np
 
 import card_envs
-from agents.match import play_game, wilson, write_atomically
-from agents.registry import make_agent, strongest_heuristic
+from agents.files import write_atomically
+from agents.players.registry import make_agent, strongest_heuristic
+from agents.tournaments.match import play_game, wilson
 
 #: short configs per game (engine options), so that OpenSpiel's Python search finishes 200 games
 CONFIGS: dict[str, dict[str, Any]] = {
@@ -83,7 +84,7 @@ def _openspiel_bot(name: str, config: dict[str, Any], sims: int, seed: int) -> t
 def _play_openspiel(name: str, config: dict[str, Any], sims: int, deal_seed: int, lineup: list[Any],
                     searcher_seat: int, seed: int) -> tuple[Any, float, int]:
     """One game through pyspiel: the bot in ``searcher_seat``, ``lineup`` agents elsewhere."""
-    from agents.base import Decision
+    from agents.players.base import Decision
 
     game, bot = _openspiel_bot(name, config, sims, seed)
     state = game.new_initial_state_from_seed(deal_seed)
@@ -188,7 +189,7 @@ def _key(row: dict[str, Any]) -> tuple:
 
 
 def format_markdown(data: dict[str, Any]) -> str:
-    lines = ["# OpenSpiel's Python ISMCTS on card_envs, next to agents.ismcts", "",
+    lines = ["# OpenSpiel's Python ISMCTS on card_envs, next to agents.players.ismcts", "",
              "Win rate of a search seat against a field of the game's strongest rule-based player, seats rotated,",
              "the same deals for both searchers (`benchmarks/openspiel_ismcts.py`). `openspiel`: "
              "`open_spiel.python.algorithms.ismcts.ISMCTSBot` through `card_envs.openspiel` (UCT c=1, random "

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Rebuild the shipped agents (agents/zoo) and the four ladders (benchmarks/results/ladder_<game>.*), issue 26.
+# Rebuild the shipped agents (agents/players/zoo) and the four ladders (benchmarks/results/ladder_<game>.*), issue 26.
 #
 #   bash benchmarks/zoo_and_ladders.sh                                  # everything, local processes
 #   GAMES="revolutionary_war bloodlines" bash benchmarks/zoo_and_ladders.sh

@@ -69,7 +69,7 @@ States
 
 OpenSpiel's Python ISMCTS bot (``open_spiel.python.algorithms.ismcts.ISMCTSBot``) runs on these games; its
 C++ ``pyspiel.ISMCTSBot`` does not support Python games (it crashes on OpenSpiel's own ``python_kuhn_poker``).
-``benchmarks/openspiel_ismcts.py`` pits it against our rule-based players next to ``agents.ismcts``.
+``benchmarks/openspiel_ismcts.py`` pits it against our rule-based players next to ``agents.players.ismcts``.
 """
 
 from __future__ import annotations
@@ -226,7 +226,7 @@ class CardEnvsGame(pyspiel.Game):
 
     def new_initial_state_from_seed(self, deal_seed: int) -> CardEnvsState:
         """A state that deals exactly as the engine's ``new_state(numpy.random.default_rng(deal_seed))`` (so
-        OpenSpiel bots and ``agents.match`` can play the same deals); sampled chance only."""
+        OpenSpiel bots and ``agents.tournaments.match`` can play the same deals); sampled chance only."""
         if self.deck is not None:
             raise ConfigError(f"{self.short_name}: with parameter 'deck' the deal is explicit chance, not a seed")
         state = CardEnvsState(self)

@@ -12,11 +12,11 @@ id                                 game                    kwargs of ``gymnasium
 =================================  ======================  ============================================
 
 >>> import gymnasium, card_envs
->>> from agents.registry import make_agent                   # opponents are objects you build
+>>> from agents.players.registry import make_agent                   # opponents are objects you build
 >>> env = gymnasium.make("card_envs/Battlecards-v0", num_players=3,
 ...                      opponents=[make_agent("battlecards_v0", "heuristic:counter")])
 
-Opponents are passed as objects (an ``agents.base.Agent`` or any callable ``(observation, mask) ->
+Opponents are passed as objects (an ``agents.players.base.Agent`` or any callable ``(observation, mask) ->
 action``), never as names: ``card_envs`` cannot import ``agents`` (layers point down), and an id
 works without either -- every other seat then plays uniformly random legal actions
 (:class:`~card_envs.core.single_agent.RandomPolicy`).

@@ -300,7 +300,7 @@ def test_remembered_samples_keep_what_a_player_with_memory_has_seen(name, data):
 def test_revolution_remembered_samples_keep_the_earlier_tricks():  # spec 7.3: what perfect memory knows
     """Without ``full_recall`` a plain sample may redeal the cards of earlier tricks (the view no longer
     shows them); a remembered one never does, and rule-based players acting in it see the hand so far."""
-    from agents.base import Decision
+    from agents.players.base import Decision
 
     game = card_envs.make_game("revolution_v0")
     rng = np.random.default_rng(0)

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import card_envs
-from agents.base import Decision
-from agents.battlecards import (
+from agents.players.base import Decision
+from agents.players.battlecards import (
     CardCounter,
     CheapestWinner,
     chance_hand_below,
@@ -18,8 +18,8 @@ from agents.battlecards import (
     shown_values,
     still_to_show,
 )
-from agents.match import contest, play_game
-from agents.registry import agent_names, make_agent, strongest_heuristic
+from agents.players.registry import agent_names, make_agent, strongest_heuristic
+from agents.tournaments.match import contest, play_game
 from card_envs.battlecards.rules import KIND_NAMES, WAR_UP, Battlecards
 from card_envs.core.errors import ConfigError
 
@@ -133,7 +133,7 @@ def test_joker_value_follows_jv():  # R20
     assert kind_value(s.view(0), 13) == 12
 
 
-def test_counter_beats_cheapest_and_random_in_a_small_match():  # 11: ordering (full runs: agents.match)
+def test_counter_beats_cheapest_and_random_in_a_small_match():  # 11: ordering (full runs: agents.tournaments.match)
     beat_random = contest(GAME, "heuristic:counter", "random", 40, seed=1, progress=False)
     assert beat_random.interval[0] > 0.5
     beat_cheapest = contest(GAME, "heuristic:counter", "heuristic:cheapest", 120, seed=2, progress=False)

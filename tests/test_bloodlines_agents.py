@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 import card_envs
-from agents.base import Decision, RandomAgent
-from agents.bloodlines import AGENTS, STRONGEST, GreedyAggressor, ThreatAwareDefender
-from agents.match import play_game
-from agents.registry import heuristic_agents, make_agent, strongest_heuristic
+from agents.players.base import Decision, RandomAgent
+from agents.players.bloodlines import AGENTS, STRONGEST, GreedyAggressor, ThreatAwareDefender
+from agents.players.registry import heuristic_agents, make_agent, strongest_heuristic
+from agents.tournaments.match import play_game
 from card_envs.bloodlines.rules import ACTION_NAMES, MAIN, Bloodlines, BloodlinesState
 from card_envs.cards import card_codes
 

@@ -1,4 +1,4 @@
-"""The evaluation harness (agents.evaluate): known answers, duplicate deals, determinism, SPRT, bad input."""
+"""The evaluation harness (agents.tournaments): known answers, duplicate deals, determinism, SPRT, bad input."""
 
 from __future__ import annotations
 
@@ -11,20 +11,18 @@ import numpy as np
 import pytest
 
 import card_envs
-from agents.base import Agent, Decision, RandomAgent
-from agents.evaluate import (
+from agents.players.base import Agent, Decision, RandomAgent
+from agents.tournaments.evaluate import evaluate, main, run_tournament
+from agents.tournaments.records import (
     AgentSpecError,
     Contestant,
     Schedule,
-    evaluate,
-    main,
     make_lineups,
     parse_contestant,
-    run_tournament,
     williams_design,
 )
-from agents.evaluation_report import csv_text, json_text, markdown
-from agents.evaluation_stats import SprtSpec, gsprt_llr, summarize
+from agents.tournaments.report import csv_text, json_text, markdown
+from agents.tournaments.stats import SprtSpec, gsprt_llr, summarize
 from card_envs.core.errors import ConfigError
 from card_envs.revolutionary_war.rules import CONCEDE, NUM_ACTIONS
 

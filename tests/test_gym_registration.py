@@ -18,7 +18,7 @@ from gymnasium.utils.env_checker import check_env
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 import card_envs
-from agents.registry import make_agent
+from agents.players.registry import make_agent
 from card_envs.core.errors import ConfigError, IllegalActionError
 from card_envs.core.single_agent import RandomPolicy, SingleAgentEnv
 

@@ -1,4 +1,4 @@
-"""The ISMCTS search player (agents/ismcts.py) and the determinizations it searches over.
+"""The ISMCTS search player (agents/players/ismcts.py) and the determinizations it searches over.
 
 * determinizations (``Decision.sample_state``, i.e. each game's ``sample_hidden``): the sampled state
   keeps the decider's view and legal actions, keeps every fact the view proves (Revolution's voids
@@ -21,11 +21,11 @@ from hypothesis import strategies as st
 from scipy.stats import chisquare
 
 import card_envs
-from agents.base import Decision
-from agents.ismcts import DEFAULT_SIMS, EVALUATORS, ISMCTSAgent, ISMCTSOptions, parse_options
-from agents.match import contest, play_game
-from agents.registry import make_agent
-from agents.revolutionary_war import _after
+from agents.players.base import Decision
+from agents.players.ismcts import DEFAULT_SIMS, EVALUATORS, ISMCTSAgent, ISMCTSOptions, parse_options
+from agents.players.registry import make_agent
+from agents.players.revolutionary_war import _after
+from agents.tournaments.match import contest, play_game
 from card_envs.cards import RANK_VALUE, standard_deck
 from card_envs.core.errors import ConfigError
 from tests.helpers import composition, game_cases
@@ -555,7 +555,7 @@ def test_same_seed_and_budget_give_the_same_game():
     assert actions(1) != actions(2)  # the seed matters (else the check above says nothing)
 
 
-def test_reseed_is_a_fresh_agent():  # agents.evaluate reuses one instance across games through reseed()
+def test_reseed_is_a_fresh_agent():  # agents.tournaments.evaluate reuses one instance across games through reseed()
     game = card_envs.make_game(RW)
     used = make_agent(RW, "ismcts:sims=30,rollout=heuristic:cheapest", 7)
     play_game(game, [used, make_agent(RW, "random", 0)], deal_seed=1)

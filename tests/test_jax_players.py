@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import card_envs
-from agents.base import Decision, RandomAgent
-from agents.registry import make_agent
+from agents.players.base import Decision, RandomAgent
+from agents.players.registry import make_agent
 from train.jax_players import PORT_OPTIONS, PORTS, make_port, ported
 
 #: (game, options, spec): every port, under the options it is meant for

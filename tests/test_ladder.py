@@ -1,4 +1,4 @@
-"""The strength ladder (agents/ladder.py): Elo fits, the tournament plan, resuming, placing an agent, the
+"""The strength ladder (agents/tournaments/ladder.py): Elo fits, the tournament plan, resuming, placing an agent, the
 published ladders."""
 
 from __future__ import annotations
@@ -10,8 +10,10 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from agents.evaluate import GameRecord, run_tournament
-from agents.ladder import (
+from agents.players.zoo import entry
+from agents.tournaments.backends import Backend
+from agents.tournaments.evaluate import run_tournament
+from agents.tournaments.ladder import (
     LADDERS,
     RESULTS,
     ChunkStore,
@@ -29,8 +31,7 @@ from agents.ladder import (
     place,
     play_plan,
 )
-from agents.parallel import Backend
-from agents.zoo import entry
+from agents.tournaments.records import GameRecord
 from card_envs.core.errors import ConfigError
 
 RW = "revolutionary_war_v0"
@@ -168,14 +169,15 @@ def test_a_killed_build_resumes_to_the_same_games_whatever_the_workers(tmp_path)
 def test_only_the_ladder_of_record_writes_ratings_into_the_zoo_manifests(tmp_path, monkeypatch):
     """A trial build (``--out`` elsewhere, or ``--games``) must not overwrite a shipped agent's published rating;
     the build of record (the default output, the ladder's own games) writes it."""
-    import agents.ladder
+    import agents.tournaments.ladder
 
     spec = dataclasses.replace(SMALL, rungs=SMALL.rungs[:2] + (Rung("zoo:sb3_ppo", f"zoo:{RW}/sb3_ppo"),), games=60)
     monkeypatch.setitem(LADDERS, RW, spec)
-    monkeypatch.setattr(agents.ladder, "RESULTS", tmp_path / "results")
+    monkeypatch.setattr(agents.tournaments.ladder, "RESULTS", tmp_path / "results")
     (tmp_path / "results").mkdir()
     recorded = []
-    monkeypatch.setattr("agents.zoo.set_ladder_rating", lambda found, rating: recorded.append((found.name, rating)))
+    monkeypatch.setattr("agents.players.zoo.set_ladder_rating",
+                        lambda found, rating: recorded.append((found.name, rating)))
     state = ["--state", str(tmp_path / "state"), "--quiet"]
     assert main(["build", "--game", RW, "--out", str(tmp_path / "trial"), *state]) == 0
     assert main(["build", "--game", RW, "--games", "60", *state[:1], str(tmp_path / "state60"), "--quiet"]) == 0
@@ -291,8 +293,8 @@ def test_the_shipped_agent_placed_on_the_whole_published_ladder_lands_within_its
 
 def test_a_recorded_placement_is_the_zoo_entrys_rating(small_ladder, tmp_path):
     """``--record``: the placement's Elo and openskill go into the entry's manifest, marked as placed."""
-    from agents.ladder import record_placement
-    from agents.zoo import add, entry
+    from agents.players.zoo import add, entry
+    from agents.tournaments.ladder import record_placement
     from tests.test_zoo import random_checkpoint
 
     path, _ = small_ladder
@@ -306,7 +308,7 @@ def test_a_recorded_placement_is_the_zoo_entrys_rating(small_ladder, tmp_path):
         placement.elo.low, placement.elo.value, placement.elo.high)
     assert rating["openskill"] == placement.openskill
     # `show` lists it under the ladder of that version only
-    from agents.ladder import placed_table
+    from agents.tournaments.ladder import placed_table
     shown = placed_table({"game": RW, "version": placement.ladder_version}, zoo_dir=tmp_path)
     assert f"`{made.spec}`: {placement.elo.value:+.0f} [{placement.elo.low:+.0f}, {placement.elo.high:+.0f}]" in shown
     assert placed_table({"game": RW, "version": placement.ladder_version + 1}, zoo_dir=tmp_path) == ""

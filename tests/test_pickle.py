@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from pettingzoo.test.seed_test import seed_action_spaces, seed_observation_spaces
 
 import card_envs
-from agents.base import RandomAgent
+from agents.players.base import RandomAgent
 from card_envs.core.single_agent import SingleAgentEnv
 from tests.helpers import case_id, env_module, game_cases
 

@@ -26,7 +26,7 @@ from fastapi import Request, Response  # noqa: E402
 
 import card_envs  # noqa: E402
 from agents.play.server import STATIC, Setup, bind, create_app, make_server, url_of  # noqa: E402
-from agents.registry import strongest_heuristic  # noqa: E402
+from agents.players.registry import strongest_heuristic  # noqa: E402
 from tests.play_helpers import QUICK_CONFIGS, SeenSoFar, check_payload, replay_states  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"

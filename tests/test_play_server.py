@@ -10,7 +10,7 @@ pytest.importorskip("fastapi", reason="the play table needs the extra 'play'")
 from fastapi.testclient import TestClient  # noqa: E402
 
 from agents.play.server import STATIC, Setup, create_app  # noqa: E402
-from agents.saved_games import game_record  # noqa: E402
+from agents.tournaments.saved_games import game_record  # noqa: E402
 
 
 def client_for(**setup) -> TestClient:
@@ -120,8 +120,8 @@ def test_a_saved_game_opens_as_a_replay_and_a_bad_one_is_refused(tmp_path):
     import numpy as np
 
     import card_envs
-    from agents.match import play_game
-    from agents.registry import make_agent
+    from agents.players.registry import make_agent
+    from agents.tournaments.match import play_game
 
     game = card_envs.make_game("revolutionary_war_v0")
     state = play_game(game, [make_agent(game.name, "heuristic:endgame", 1), make_agent(game.name, "random", 2)], 5)
@@ -156,7 +156,7 @@ def test_the_page_loads_nothing_from_outside():
 
 
 def test_save_games_writes_every_finished_game_of_a_table(tmp_path):
-    from agents.saved_games import load_game, replay_saved
+    from agents.tournaments.saved_games import load_game, replay_saved
 
     client = client_for(game="revolution_v0", config={"num_hands": 1}, seat=1, opponents=["heuristic:cheap"], seed=6,
                         delay_ms=0, save_games=str(tmp_path))

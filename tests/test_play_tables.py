@@ -10,8 +10,8 @@ import pytest
 import card_envs
 from agents.play.layout import board_cards
 from agents.play.tables import PlayTable, TableError, Tables, WatchTable, make_game
-from agents.registry import strongest_heuristic
-from agents.saved_games import load_game
+from agents.players.registry import strongest_heuristic
+from agents.tournaments.saved_games import load_game
 from tests.play_helpers import QUICK_CONFIGS, SeenSoFar, check_payload, replay_states, visible_cards
 
 GAMES = card_envs.ENV_NAMES
@@ -300,7 +300,7 @@ def test_the_library_and_the_tables_never_import_the_web_or_terminal_stack():
     code = ("import sys, card_envs\n"
             "for name in card_envs.ENV_NAMES: card_envs.make(name)\n"
             "import agents.play.tables, agents.play.revolutionary_war, agents.play.bloodlines, agents.play.revolution\n"
-            "import agents.play.battlecards, agents.saved_games\n"
+            "import agents.play.battlecards, agents.tournaments.saved_games\n"
             "stack = {'fastapi', 'uvicorn', 'starlette', 'rich', 'playwright'}\n"
             "heavy = {m.split('.')[0] for m in sys.modules} & stack\n"
             "sys.exit(', '.join(sorted(heavy)) or 0)")

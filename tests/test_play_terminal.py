@@ -16,7 +16,7 @@ from rich.console import Console  # noqa: E402
 import card_envs  # noqa: E402
 from agents.play.tables import PlayTable, WatchTable, make_game  # noqa: E402
 from agents.play.terminal import TerminalTable  # noqa: E402
-from agents.registry import strongest_heuristic  # noqa: E402
+from agents.players.registry import strongest_heuristic  # noqa: E402
 from tests.play_helpers import QUICK_CONFIGS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

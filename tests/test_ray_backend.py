@@ -1,4 +1,4 @@
-"""Tournaments on a real Ray cluster (agents/parallel.py, ``--backend ray``): the same games as local processes,
+"""Tournaments on a real Ray cluster (tournaments/backends.py, ``--backend ray``): the same games as local processes,
 even when a worker is killed mid-tournament."""
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ os.environ.update(LOOPBACK)
 
 import ray  # noqa: E402  (the extra card-envs[ray], installed by .ci/setup)
 
-from agents.evaluate import run_tournament  # noqa: E402
-from agents.evaluation_stats import summarize  # noqa: E402
-from agents.ladder import LadderSpec, Rung, ladder_plan, play_plan  # noqa: E402
-from agents.parallel import Backend  # noqa: E402
+from agents.tournaments.backends import Backend  # noqa: E402
+from agents.tournaments.evaluate import run_tournament  # noqa: E402
+from agents.tournaments.ladder import LadderSpec, Rung, ladder_plan, play_plan  # noqa: E402
+from agents.tournaments.stats import summarize  # noqa: E402
 
 RW = "revolutionary_war_v0"
 AGENTS = ["random", "heuristic:pot", "heuristic:endgame"]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.base import Decision
-from agents.registry import agent_names, make_agent, strongest_heuristic
-from agents.revolution import AGENTS, STRONGEST, CardCounter, CheapWinner, TrickMemory, winning_card
+from agents.players.base import Decision
+from agents.players.registry import agent_names, make_agent, strongest_heuristic
+from agents.players.revolution import AGENTS, STRONGEST, CardCounter, CheapWinner, TrickMemory, winning_card
 from card_envs.revolution.rules import CARD_CODES, Revolution, known_holding_limits
 
 GAME = "revolution_v0"

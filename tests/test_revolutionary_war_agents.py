@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 import card_envs
-from agents.base import Decision
-from agents.match import contest, play_game, wilson
-from agents.registry import agent_names, make_agent, strongest_heuristic
-from agents.revolutionary_war import ExactEndgame, _after, best_endgame_move, endgame_position
+from agents.players.base import Decision
+from agents.players.registry import agent_names, make_agent, strongest_heuristic
+from agents.players.revolutionary_war import ExactEndgame, _after, best_endgame_move, endgame_position
+from agents.tournaments.match import contest, play_game, wilson
 from card_envs.core.errors import ConfigError
 
 GAME = "revolutionary_war_v0"

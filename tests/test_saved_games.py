@@ -1,4 +1,4 @@
-"""Saved games: agents.match / agents.evaluate --save-games write them; they replay exactly, or are refused."""
+"""Saved games: match / evaluate --save-games write them; they replay exactly, or are refused."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import os
 import pytest
 
 import card_envs
-from agents import evaluate, match
-from agents.saved_games import FORMAT, SavedGameError, load_game, replay_saved
+from agents.tournaments import evaluate, match
+from agents.tournaments.saved_games import FORMAT, SavedGameError, load_game, replay_saved
 
 
 def _saved(directory) -> list[dict]:
@@ -59,9 +59,9 @@ def test_evaluate_command_line_takes_save_games(tmp_path, capsys):
 def _record(name: str = "bloodlines_v0") -> dict:
     import numpy as np
 
-    from agents.match import play_game
-    from agents.registry import make_agent
-    from agents.saved_games import game_record
+    from agents.players.registry import make_agent
+    from agents.tournaments.match import play_game
+    from agents.tournaments.saved_games import game_record
 
     game = card_envs.make_game(name)
     state = play_game(game, [make_agent(name, "random", 1), make_agent(name, "random", 2)], 9)

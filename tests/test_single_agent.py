@@ -10,8 +10,8 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import card_envs
-from agents.base import Agent, Decision, RandomAgent
-from agents.registry import agent_names, make_agent
+from agents.players.base import Agent, Decision, RandomAgent
+from agents.players.registry import agent_names, make_agent
 from card_envs.core.errors import ConfigError, IllegalActionError, StateError
 from card_envs.core.single_agent import SingleAgentEnv
 from tests.countdown import Countdown

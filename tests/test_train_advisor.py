@@ -1,7 +1,7 @@
 """The advisor: a rule-based player's choice appended to the learner's observation (residual policy learning).
 
 ``SingleAgentEnv(advisor=..., advise=advised_observation)``, the training config's ``advisor``, the imitation
-warm start and the trained player (``agents/checkpoint.py``) must all build the same advised observation.
+warm start and the trained player (``agents/players/checkpoint.py``) must all build the same advised observation.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 import torch
 
 import card_envs
-from agents.base import Decision, RandomAgent, advised_observation
-from agents.registry import make_agent
+from agents.players.base import Decision, RandomAgent, advised_observation
+from agents.players.registry import make_agent
 from card_envs.core.errors import ConfigError
 from card_envs.core.single_agent import SingleAgentEnv
 from tests.test_train_checkpoint import edit_meta, rewrite, train_and_save
@@ -172,7 +172,7 @@ def test_training_envs_and_the_trained_player_read_the_same_advised_observation(
 
 
 def test_the_advised_player_plays_full_games(advised_checkpoint):
-    from agents.match import contest
+    from agents.tournaments.match import contest
 
     _, _, path = advised_checkpoint
     result = contest(REVOLUTION, f"checkpoint:{path}", "heuristic:cheap", 4, seed=0, config=OPTIONS)

@@ -1,4 +1,4 @@
-"""Checkpoints (train/checkpoint.py) and the trained player (agents/checkpoint.py)."""
+"""Checkpoints (train/checkpoint.py) and the trained player (agents/players/checkpoint.py)."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3.common.vec_env import DummyVecEnv
 
 import card_envs
-from agents.base import Decision
-from agents.checkpoint import CheckpointAgent
-from agents.match import contest
-from agents.registry import make_agent
+from agents.players.base import Decision
+from agents.players.checkpoint import CheckpointAgent
+from agents.players.registry import make_agent
+from agents.tournaments.match import contest
 from train.checkpoint import CheckpointError, read_checkpoint, write_checkpoint
 from train.config import config_from_dict
 from train.pool import policy_net_of, snapshot_of
@@ -53,7 +53,7 @@ def trained(tmp_path_factory):
 
 def observations(count: int, seed: int = 0):
     """(observation, mask) pairs from real positions."""
-    from agents.base import RandomAgent
+    from agents.players.base import RandomAgent
     from card_envs.core.single_agent import SingleAgentEnv
 
     env = SingleAgentEnv(GAME, opponents=[RandomAgent(seed)])
@@ -206,7 +206,7 @@ def test_the_trained_player_imports_no_torch(trained):
     import sys
 
     _, _, path = trained
-    code = ("import sys; from agents.registry import make_agent; from agents.match import contest; "
+    code = ("import sys; from agents.players.registry import make_agent; from agents.tournaments.match import contest; "
             f"contest({GAME!r}, 'checkpoint:{path}', 'random', 2, progress=False); "
             "sys.exit(any(m.split('.')[0] in ('torch', 'stable_baselines3', 'sb3_contrib') for m in sys.modules))")
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0

@@ -287,8 +287,8 @@ def test_the_checkpoint_plays_with_numpy_only_in_the_harness_the_pool_and_search
     assert len(checkpoint.snapshots) == 3
     script = f"""
 import sys
-from agents.match import contest
-from agents.registry import make_agent
+from agents.tournaments.match import contest
+from agents.players.registry import make_agent
 from train.pool import OpponentPool
 result = contest("revolutionary_war_v0", "checkpoint:{path}", "random", 4, seed=0, progress=False)
 assert result.games == 4, result

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.match import contest
+from agents.tournaments.match import contest
 from card_envs.jax.core import JAX_GAMES
 from train import jax_ppo
 from train.config import config_from_dict, load_config

@@ -10,7 +10,7 @@ from sb3_contrib.common.maskable.utils import get_action_masks
 from scipy.stats import binomtest
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-from agents.base import RandomAgent
+from agents.players.base import RandomAgent
 from card_envs.core.errors import ConfigError
 from train.checkpoint import PolicyNet, Snapshot
 from train.config import config_from_dict

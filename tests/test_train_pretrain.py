@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 import card_envs
-from agents.base import Decision
-from agents.registry import make_agent
+from agents.players.base import Decision
+from agents.players.registry import make_agent
 from train.config import config_from_dict
 from train.pretrain import collect, fit
 from train.trainer import make_vec_env, new_model, warm_start

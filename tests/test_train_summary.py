@@ -1,6 +1,6 @@
 """The training summary table: every outcome of the final evaluation is accounted for."""
 
-from agents.match import ContestResult
+from agents.tournaments.match import ContestResult
 from train.config import config_from_dict
 from train.trainer import Summary
 

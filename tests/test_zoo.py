@@ -1,4 +1,4 @@
-"""Shipped agents (agents/zoo): adding an entry, loading it as ``zoo:<game>/<name>``, playing it with numpy only."""
+"""Shipped agents: adding an entry, loading it as ``zoo:<game>/<name>``, playing it with numpy only."""
 
 from __future__ import annotations
 
@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 
 import card_envs
-from agents.base import Decision
-from agents.checkpoint import CheckpointAgent
-from agents.checkpoint_file import Checkpoint, CheckpointError, PolicyNet, game_signature
-from agents.match import play_game
-from agents.registry import make_agent
-from agents.zoo import MAX_BYTES, TRAINERS, ZooError, add, entries, entry, parse_spec, set_ladder_rating
-from agents.zoo.__main__ import main as zoo_main
+from agents.players.base import Decision
+from agents.players.checkpoint import CheckpointAgent
+from agents.players.checkpoint_file import Checkpoint, CheckpointError, PolicyNet, game_signature
+from agents.players.registry import make_agent
+from agents.players.zoo import MAX_BYTES, TRAINERS, ZooError, add, entries, entry, parse_spec, set_ladder_rating
+from agents.players.zoo.__main__ import main as zoo_main
+from agents.tournaments.match import play_game
 
 ROOT = Path(__file__).resolve().parent.parent
 RW = "revolutionary_war_v0"
@@ -137,9 +137,9 @@ def test_every_game_ships_a_rated_agent():
 PLAY_EVERY_ENTRY = """
 import numpy as np
 import card_envs
-from agents.base import Decision
-from agents.registry import make_agent
-from agents.zoo import entries
+from agents.players.base import Decision
+from agents.players.registry import make_agent
+from agents.players.zoo import entries
 played = 0
 for found in entries():
     game = card_envs.make_game(found.game, **found.manifest["game"]["env_options"])
@@ -163,7 +163,7 @@ def test_zoo_agents_play_with_neither_torch_nor_ray_nor_train_imported(tmp_path)
     blocked = ("import sys\nfor name in ('torch', 'ray', 'train', 'stable_baselines3', 'sb3_contrib', 'scipy'):\n"
                "    sys.modules[name] = None\n")
     for zoo in (None, tmp_path / "zoo"):
-        switch = f"import agents.zoo, pathlib\nagents.zoo.ZOO_DIR = pathlib.Path({str(zoo)!r})\n" if zoo else ""
+        switch = f"import agents.players.zoo, pathlib\nagents.zoo.ZOO_DIR = pathlib.Path({str(zoo)!r})\n" if zoo else ""
         done = subprocess.run([sys.executable, "-c", blocked + switch + PLAY_EVERY_ENTRY], capture_output=True,
                               text=True, cwd=ROOT, check=False)
         assert done.returncode == 0, done.stderr

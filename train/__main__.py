@@ -1,8 +1,8 @@
 """Train an agent on any game against an opponent pool: MaskablePPO, or PPO on the JAX engines.
 
-    python -m train --config configs/revolutionary_war.yaml
-    python -m train --config configs/revolutionary_war.yaml --set ppo.learning_rate=1e-4 --set n_envs=4
-    python -m train --config configs/revolutionary_war.yaml --resume      # continue after a kill
+    card-envs train --config configs/revolutionary_war.yaml
+    card-envs train --config configs/revolutionary_war.yaml --set ppo.learning_rate=1e-4 --set n_envs=4
+    card-envs train --config configs/revolutionary_war.yaml --resume      # continue after a kill
 
 Checkpoints, TensorBoard logs (``tensorboard --logdir runs``) and the final summary go to the
 config's ``run_dir`` (default ``runs/<config name>``). The last lines printed are the summary table:
@@ -22,8 +22,8 @@ from card_envs.core.errors import CardEnvsError
 from train.config import load_config
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m train", description=__doc__.split("\n\n")[0],
+def main(argv: Sequence[str] | None = None, prog: str = "python -m train") -> int:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0],
                                      epilog=__doc__.split("\n\n", 1)[1],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--config", required=True, help="YAML config, e.g. configs/revolutionary_war.yaml")
@@ -38,7 +38,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         config = load_config(args.config, args.overrides)
     except CardEnvsError as error:
-        parser.exit(2, f"python -m train: error: {error}\n")
+        parser.exit(2, f"{prog}: error: {error}\n")
     # the trainer (torch, or jax) is imported only once the config is known to be good
     if config.backend == "jax":
         from train.jax_ppo import train
@@ -49,13 +49,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         summary = train(config, resume=args.resume, progress=not args.no_progress,
                         final_eval=not args.no_final_eval)
     except CardEnvsError as error:
-        parser.exit(2, f"python -m train: error: {error}\n")
+        parser.exit(2, f"{prog}: error: {error}\n")
     if args.no_final_eval:
         print(f"trained {summary.num_timesteps:,} decisions; checkpoint {summary.checkpoint}")
         return 0
     if args.results:
         summary.write(args.results)
-    command = "python -m train " + " ".join(sys.argv[1:] if argv is None else argv)
+    command = f"{prog} " + " ".join(sys.argv[1:] if argv is None else argv)
     print(f"\n{command}\n\n{summary.table()}")
     return 0
 

@@ -1,7 +1,7 @@
 """The checkpoint writer: one zip archive holding everything to resume a run or to play the model.
 
 The format (members ``meta.json``, ``policy.npz``, ``model.zip``, ``snapshots.npz``), the numpy policy
-network and the reader live one layer down, in ``agents/checkpoint_file.py``, so a checkpoint plays
+network and the reader live one layer down, in ``agents/players/checkpoint_file.py``, so a checkpoint plays
 without torch or train/; they are re-exported here for the trainer. Files are written to a temporary
 file in the same folder, flushed to disk and renamed into place, so a kill at any moment leaves either
 the previous checkpoint or the new one.
@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.checkpoint_file import (
+from agents.players.checkpoint_file import (
     FORMAT,
     FORMAT_VERSION,
     MEMBERS,

@@ -195,7 +195,7 @@ class PretrainConfig:
 
 @dataclass
 class EvalConfig:
-    """Evaluation against the baselines with :func:`agents.match.contest`."""
+    """Evaluation against the baselines with :func:`agents.tournaments.match.contest`."""
 
     interval: int = 100_000
     games: int = 200
@@ -264,7 +264,7 @@ class TrainConfig:
 
     def validate(self) -> None:
         import card_envs
-        from agents.registry import agent_names
+        from agents.players.registry import agent_names
 
         if self.game not in card_envs.ENV_NAMES:
             raise ConfigError(f"game must be one of {', '.join(card_envs.ENV_NAMES)}, got {self.game!r}")
@@ -286,7 +286,7 @@ class TrainConfig:
         if self.ppo.batch_size > rollout:
             raise ConfigError(f"ppo.batch_size ({self.ppo.batch_size}) must be <= ppo.n_steps * n_envs ({rollout})")
         if self.pretrain.teacher is not None:
-            from agents.registry import make_agent
+            from agents.players.registry import make_agent
 
             make_agent(self.game, self.pretrain.teacher)  # an unknown teacher fails here
             _check_known(self.game, "pretrain.mix", "agent", self.pretrain.mix, baselines)
@@ -328,7 +328,7 @@ class TrainConfig:
 
     def eval_opponents(self) -> list[str]:
         """The baselines evaluated against: ``eval.opponents`` or every registered one."""
-        from agents.registry import agent_names
+        from agents.players.registry import agent_names
 
         return list(self.eval.opponents or agent_names(self.game))
 

@@ -22,8 +22,9 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from card_envs.core.engine import Game
 from train.config import TrainConfig
-from train.jax_ppo import JaxPPO, Params, forward, log_policy, to_policy_net
+from train.jax_network import Params, forward, log_policy, to_policy_net
 from train.pretrain import Demonstrations, Student, collect
 
 
@@ -83,10 +84,10 @@ def fit(params: Params, data: Demonstrations, *, activation: str, epochs: int, b
     return params, stats
 
 
-def warm_start(config: TrainConfig, trainer: JaxPPO, params: Params, progress: bool) -> tuple[Params, dict[str, Any]]:
-    """Imitation of ``pretrain.teacher`` then its DAgger rounds; the fitted parameters and their statistics."""
+def warm_start(config: TrainConfig, game: Game, params: Params, progress: bool) -> tuple[Params, dict[str, Any]]:
+    """Imitation of ``pretrain.teacher`` then its DAgger rounds on ``game`` (the trainer's Python engine); the
+    fitted parameters and their statistics."""
     settings = config.pretrain
-    game = trainer.game
     bar = None
     if progress:
         from tqdm import tqdm

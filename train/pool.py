@@ -3,8 +3,8 @@
 =====================  ==============================================================================
 entry                  opponent
 =====================  ==============================================================================
-``random``             :class:`agents.base.RandomAgent`
-``heuristic:<name>``   the game's rule-based player of that name (``agents.registry``)
+``random``             :class:`agents.players.base.RandomAgent`
+``heuristic:<name>``   the game's rule-based player of that name (``agents.players.registry``)
 ``self``               a frozen snapshot of the learner, drawn uniformly among the ``max_snapshots``
                        most recent ones (taken every ``pool.snapshot_every`` PPO updates)
 =====================  ==============================================================================
@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.registry import make_agent
+from agents.players.registry import make_agent
 from card_envs.core.errors import ConfigError
 from train.checkpoint import PolicyNet, Snapshot, masked_choice
 

@@ -40,8 +40,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from agents.base import Decision, advised_observation
-from agents.registry import make_agent
+from agents.players.base import Decision, advised_observation
+from agents.players.registry import make_agent
 from card_envs.core.engine import Game
 
 if TYPE_CHECKING:  # torch is imported where it is used: the JAX trainer collects demonstrations without it
@@ -80,7 +80,7 @@ def collect(game: Game, teacher_spec: str, games: int, seed: int,
     With ``mix`` (agent spec -> chance), each seat of each game is instead played, with that chance,
     by that agent, and its decisions are not recorded: the recorded seats then meet the positions
     that other kinds of players lead to. With ``advisor`` (an agent spec), the recorded observations
-    carry that agent's advice (``agents.base.advised_observation``; one instance per seat), as the
+    carry that agent's advice (``agents.players.base.advised_observation``; one instance per seat), as the
     training env's do with the same advisor.
     """
     agreed = choices = 0

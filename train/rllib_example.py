@@ -1,8 +1,8 @@
 """Train any game with RLlib: multi-agent PPO, one policy shared by every seat, action masking.
 
-    python -m train.rllib_example --game battlecards_v0 --iterations 20                # local Ray
-    python -m train.rllib_example --game revolution_v0 --address auto --env-runners 16  # a running cluster
-    python -m train.rllib_example --game bloodlines_v0 --address ray://head:10001        # Ray client
+    card-envs train.rllib_example --game battlecards_v0 --iterations 20                # local Ray
+    card-envs train.rllib_example --game revolution_v0 --address auto --env-runners 16  # a running cluster
+    card-envs train.rllib_example --game bloodlines_v0 --address ray://head:10001        # Ray client
 
 Needs ``pip install card-envs[interop]`` (``ray[rllib]==2.60.0`` and torch; ``bash .ci/run-interop`` uses it).
 

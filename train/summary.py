@@ -1,9 +1,9 @@
 """The result of a training run (either backend): the final evaluation, its table and files.
 
 :func:`evaluate` plays a checkpoint against every baseline of the config with
-:func:`agents.match.contest` (the existing harness on the Python env: seats rotated, each deal replayed
+:func:`agents.tournaments.match.contest` (the existing harness on the Python env: seats rotated, each deal replayed
 once per seat); :class:`Summary` holds the results with the run's size and times, renders the table
-``python -m train`` prints last, and writes ``<prefix>.md`` / ``.json`` atomically. Needs no torch and
+``card-envs train`` prints last, and writes ``<prefix>.md`` / ``.json`` atomically. Needs no torch and
 no jax, so both trainers (``train/trainer.py``, ``train/jax_ppo.py``) share it.
 """
 
@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import card_envs
-from agents.match import ContestResult, contest, write_atomically
+from agents.files import write_atomically
+from agents.tournaments.match import ContestResult, contest
 from card_envs.core.errors import ConfigError
 from train.checkpoint import Checkpoint, CheckpointError, read_checkpoint
 from train.config import TrainConfig, config_from_dict, differences
@@ -46,7 +47,7 @@ def checkpoint_to_resume(config: TrainConfig, path: Path, resumable: tuple[str, 
 
 def evaluate(config: TrainConfig, checkpoint_path: Path, games: int, *, seed: int,
              progress: bool = False) -> list[ContestResult]:
-    """The checkpoint against every baseline of ``config`` (:func:`agents.match.contest`)."""
+    """The checkpoint against every baseline of ``config`` (:func:`agents.tournaments.match.contest`)."""
     return [contest(config.game, f"checkpoint:{checkpoint_path}", opponent, games, seed=seed,
                     config=config.env_options, workers=config.eval.workers, progress=progress)
             for opponent in config.eval_opponents()]

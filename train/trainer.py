@@ -11,7 +11,7 @@ which between two PPO updates
 * writes the checkpoint every ``checkpoint_interval`` learner decisions (atomically; a kill loses
   at most that much work),
 * evaluates every ``eval.interval`` decisions against each baseline with
-  :func:`agents.match.contest` (the checkpoint as ``checkpoint:<path>``; win rates with 95% Wilson
+  :func:`agents.tournaments.match.contest` (the checkpoint as ``checkpoint:<path>``; win rates with 95% Wilson
   intervals), logged to TensorBoard and shown on the progress bar,
 
 and finally writes the last checkpoint, plays ``eval.final_games`` against every baseline and
@@ -38,8 +38,8 @@ from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
 
 import card_envs
-from agents.base import advised_observation
-from agents.registry import make_agent
+from agents.players.base import advised_observation
+from agents.players.registry import make_agent
 from card_envs.core.errors import ConfigError
 from card_envs.core.single_agent import SingleAgentEnv
 from train.async_rollouts import AsyncMaskablePPO, RolloutWorkerEnv

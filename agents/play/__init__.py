@@ -1,9 +1,9 @@
 """Play against any agent, watch agents play, replay saved games: a local web table and a terminal table.
 
-    python -m agents.play --game revolutionary_war_v0 --opponents heuristic:endgame
-    python -m agents.play --game bloodlines_v0 --watch heuristic:defender heuristic:aggressor
-    python -m agents.play --replay FILE          # a game saved by agents.match / agents.evaluate --save-games
-    python -m agents.play --game revolution_v0 --opponents random --ui terminal
+    card-envs play --game revolutionary_war_v0 --opponents heuristic:endgame
+    card-envs play --game bloodlines_v0 --watch heuristic:defender heuristic:aggressor
+    card-envs play --replay FILE          # a game saved by --save-games (match, evaluate)
+    card-envs play --game revolution_v0 --opponents random --ui terminal
 
 ====================  ==========================================================================================
 module                what it holds

@@ -1,13 +1,13 @@
 """Play against any agent, watch agents play, or replay a saved game: in the browser or the terminal.
 
-    python -m agents.play --game revolutionary_war_v0 --opponents heuristic:endgame
-    python -m agents.play --game revolution_v0 --seat 2 --opponents heuristic:counting random ismcts:sims=200
-    python -m agents.play --game bloodlines_v0 --watch heuristic:defender heuristic:aggressor
-    python -m agents.play --replay games/revolutionary_war_v0-...-000012.json
-    python -m agents.play --game battlecards_v0 --opponents heuristic:counter --ui terminal
+    card-envs play --game revolutionary_war_v0 --opponents heuristic:endgame
+    card-envs play --game revolution_v0 --seat 2 --opponents heuristic:counting random ismcts:sims=200
+    card-envs play --game bloodlines_v0 --watch heuristic:defender heuristic:aggressor
+    card-envs play --replay games/revolutionary_war_v0-...-000012.json
+    card-envs play --game battlecards_v0 --opponents heuristic:counter --ui terminal
 
 The web table is served on 127.0.0.1 (this machine only) and prints its URL. Every browser tab gets
-its own table. ``--opponents`` / ``--watch`` take any agent spec of :mod:`agents.registry`; one spec
+its own table. ``--opponents`` / ``--watch`` take any agent spec of :mod:`agents.players.registry`; one spec
 fills every seat, or give one per seat (``--opponents``: the other seats in seat order, starting
 after yours). Needs the extra ``play`` (``pip install card-envs[play]``).
 """
@@ -21,11 +21,11 @@ import sys
 from collections.abc import Sequence
 
 import card_envs
-from agents.registry import strongest_heuristic
+from agents.players.registry import strongest_heuristic
 
 
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m agents.play", description=__doc__,
+def parse_args(argv: Sequence[str] | None, prog: str = "python -m agents.play") -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--game", choices=card_envs.ENV_NAMES, help="the game (not needed with --replay)")
     parser.add_argument("--config", default="{}", help='game options as JSON, e.g. \'{"num_hands": 2}\'')
@@ -34,7 +34,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="agent specs of the other seats (default: the game's strongest rule-based player)")
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--watch", nargs="+", metavar="SPEC", help="watch these agents play (one per seat, or one)")
-    what.add_argument("--replay", metavar="FILE", help="step through a saved game (agents.match --save-games)")
+    what.add_argument("--replay", metavar="FILE", help="step through a saved game (match --save-games)")
     parser.add_argument("--ui", choices=("web", "terminal"), default="web")
     parser.add_argument("--host", default="127.0.0.1", help="address to serve on (default 127.0.0.1: this machine)")
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
@@ -55,8 +55,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
+def main(argv: Sequence[str] | None = None, prog: str = "python -m agents.play") -> int:
+    args = parse_args(argv, prog)
     try:
         from agents.play.server import Setup
         from agents.play.tables import TableError

@@ -35,7 +35,7 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 from pydantic import BaseModel, ConfigDict, StrictInt
 
 from agents.play.tables import PlayTable, TableError, Tables, WatchTable, derive_seed, game_module, make_game
-from agents.saved_games import SavedGame, SavedGameError, file_name, load_game, save_to_dir
+from agents.tournaments.saved_games import SavedGame, SavedGameError, file_name, load_game, save_to_dir
 
 STATIC = Path(__file__).with_name("static")
 ASSETS = {"app.js": "text/javascript", "style.css": "text/css"}
@@ -43,7 +43,7 @@ ASSETS = {"app.js": "text/javascript", "style.css": "text/css"}
 
 @dataclass
 class Setup:
-    """What ``python -m agents.play`` was started with."""
+    """What ``card-envs play`` was started with."""
 
     game: str
     config: dict[str, Any] = field(default_factory=dict)

@@ -33,10 +33,10 @@ from typing import Any
 import numpy as np
 
 import card_envs
-from agents.base import Agent, Decision
 from agents.play.layout import seat_name
-from agents.registry import make_agent
-from agents.saved_games import SavedGame, game_record
+from agents.players.base import Agent, Decision
+from agents.players.registry import make_agent
+from agents.tournaments.saved_games import SavedGame, game_record
 from card_envs.core.engine import Game, GameState
 from card_envs.core.errors import CardEnvsError
 

@@ -1,4 +1,4 @@
-"""The terminal table (``python -m agents.play --ui terminal``): the same tables, drawn with rich.
+"""The terminal table (``card-envs play --ui terminal``): the same tables, drawn with rich.
 
 For machines without a browser. It drives the same :class:`~agents.play.tables.PlayTable` and
 :class:`~agents.play.tables.WatchTable` as the web page, so it shows the same seat's view, the same

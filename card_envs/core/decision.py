@@ -1,8 +1,8 @@
-"""One decision of one seat: what an agent is given to act on (``agents.base.Agent.act``).
+"""One decision of one seat: what an agent is given to act on (``agents.players.base.Agent.act``).
 
 It lives in the engine layer, below the agents, because the environments build it too: the
 single-agent view (:mod:`card_envs.core.single_agent`) asks its opponents, its baseline and its advisor
-through it, and ``card_envs`` never imports ``agents``. ``agents.base`` re-exports it.
+through it, and ``card_envs`` never imports ``agents``. ``agents.players.base`` re-exports it.
 
 ==================  =================================================================================
 ``game``            the :class:`~card_envs.core.engine.Game`

@@ -5,7 +5,7 @@ or anything that reads ``action_masks()``) against a pool of opponents. It drive
 engine directly (``card_envs.make_game`` + ``GameState``), not the AEC env, for speed.
 
 >>> from card_envs.core.single_agent import SingleAgentEnv
->>> from agents.base import RandomAgent
+>>> from agents.players.base import RandomAgent
 >>> env = SingleAgentEnv("battlecards_v0", opponents=[RandomAgent(0)], num_players=3)  # game options as keywords
 >>> observation, info = env.reset(seed=0)
 >>> mask = env.action_masks()                      # int8, 1 = legal for the learner
@@ -54,7 +54,7 @@ duplicate baseline     ``baseline=<agent>``: every deal is also played with that
                        one-hot (all zeros once the episode is over): residual policy learning,
                        where a policy that copies the advice plays as the advisor does.
                        ``advise(decision, advisor) -> observation`` is the hook that builds the
-                       advised observation (``agents.base.advised_observation``; the trainer
+                       advised observation (``agents.players.base.advised_observation``; the trainer
                        passes it), so this module imports nothing from ``agents``. Every seat has
                        its own copy of the advisor, reseeded and reset each episode, and callable
                        opponents (snapshots of the learner) read advised observations of their
@@ -67,11 +67,11 @@ illegal action         ``illegal_action="raise"`` (default of this class): :clas
                        Gymnasium's and SB3's ``check_env``, which step with unmasked samples
 =====================  ======================================================================
 
-Opponents. Each is either an agent (``agents.base.Agent``: ``reset(game, seat)`` at the start of
+Opponents. Each is either an agent (``agents.players.base.Agent``: ``reset(game, seat)`` at the start of
 an episode, then ``act(decision)`` with a :class:`~card_envs.core.decision.Decision`; it reads only
 its seat's view) or any callable policy ``policy(observation, mask) -> action`` on that seat's
 observation vector and int8 mask. They are passed as objects, never as names: this module cannot
-import ``agents`` (layers point down), so the caller builds them (``agents.registry.make_agent(game,
+import ``agents`` (layers point down), so the caller builds them (``agents.players.registry.make_agent(game,
 "heuristic:counting")``, a trained policy, ...). Without ``opponents`` every other seat plays
 :class:`RandomPolicy` (uniformly random legal actions), so ``gymnasium.make(id)`` works as is.
 ``opponents`` is a sequence of them (one is drawn uniformly per seat and episode) or a pool
@@ -142,7 +142,7 @@ class SingleAgentEnv(gymnasium.Env):
             raise ConfigError(f"advisor must be an Agent (with act(decision)), got {advisor!r}")
         if (advisor is None) != (advise is None) or (advise is not None and not callable(advise)):
             raise ConfigError("advisor and advise go together: advisor=<Agent>, advise=<hook (decision, advisor) -> "
-                              "observation>, e.g. agents.base.advised_observation")
+                              "observation>, e.g. agents.players.base.advised_observation")
         #: one copy of the advisor per seat (an advisor may remember the episode), or None
         self.advisors = None if advisor is None else [copy.deepcopy(advisor) for _ in range(players)]
         self.advise = advise

@@ -306,8 +306,10 @@ def _differences(expected: dict[str, np.ndarray], got: dict[str, np.ndarray], r:
             yield f"observation[{p}] at indices {where.tolist()}", want[where].tolist(), have[where].tolist()
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None, prog: str = "python -m card_envs.jax.lockstep") -> int:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0],
+                                     epilog="example:\n  card-envs lockstep bloodlines_v0 --variants --games 200",
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("name", help="env name, e.g. revolutionary_war_v0")
     parser.add_argument("--config", type=json.loads, default={}, help="game options as JSON (default: {})")
     parser.add_argument("--variants", action="store_true", help="every config of the game's variant_configs()")

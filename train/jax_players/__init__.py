@@ -1,6 +1,6 @@
 """JAX ports of the rule-based players, for the opponents and the advisor inside the jitted training loop.
 
-A port plays exactly as the Python player of ``agents/<game>.py`` does (the tests compare their moves
+A port plays exactly as the Python player of ``agents/players/<game>.py`` does (the tests compare their moves
 on random positions of the Python engine), but it reads the *observation vector* of its seat
 (``game.encode(view)``) and the legal mask instead of the view object, so it runs on any engine whose
 observations are the Python engine's -- the contract of ``card_envs.jax`` -- without depending on how an

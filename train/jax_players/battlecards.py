@@ -1,4 +1,4 @@
-"""JAX ports of Battlecards' ``cheapest`` and ``counter`` players (``agents/battlecards.py``), any player count.
+"""JAX ports of Battlecards' ``cheapest`` and ``counter`` players (``agents/players/battlecards.py``), any player count.
 
 They read the observation (``card_envs/battlecards/encoding.py``) instead of the view; seat blocks are
 relative (block ``j`` is the seat ``j`` places clockwise of the player):
@@ -108,7 +108,7 @@ def make_cheapest(game: Game) -> Callable[[jax.Array, jax.Array, jax.Array], jax
 def chance_hand_below(seat: jax.Array, unaccounted: jax.Array, values: jax.Array, value: jax.Array,
                       strict: bool) -> jax.Array:
     """P(the seat's hand holds no card of value > ``value`` (``strict``) or >= ``value``), its hidden holdings
-    modelled as in ``agents.battlecards.chance_hand_below``."""
+    modelled as in ``agents.players.battlecards.chance_hand_below``."""
     hand = jnp.round(seat[3] * 10)
     known = jnp.round(seat[55:69] * 4)
     unknown = jnp.round(seat[69] * 54)

@@ -1,4 +1,4 @@
-"""JAX port of Bloodlines' ``defender`` player (``agents/bloodlines.py``, ``ThreatAwareDefender``).
+"""JAX port of Bloodlines' ``defender`` player (``agents/players/bloodlines.py``, ``ThreatAwareDefender``).
 
 It reads the observation (``card_envs/bloodlines/encoding.py``) instead of the view; every list the Python
 player walks is a fixed-size array here, and every ``min``/``max`` over a list is an argmin/argmax over a

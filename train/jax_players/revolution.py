@@ -1,4 +1,4 @@
-"""JAX port of Revolution's ``counting`` player (``agents/revolution.py``, ``CardCounter``).
+"""JAX port of Revolution's ``counting`` player (``agents/players/revolution.py``, ``CardCounter``).
 
 The Python player remembers the tricks of the hand (``TrickMemory``, or ``full_recall``'s records) to read
 voids and walls off them (spec 7.3). The observation keeps the completed tricks only as cards by seat, not

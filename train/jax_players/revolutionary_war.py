@@ -1,4 +1,4 @@
-"""JAX ports of Revolutionary War's ``cheapest`` and ``pot`` players (``agents/revolutionary_war.py``).
+"""JAX ports of Revolutionary War's ``cheapest`` and ``pot`` players (``agents/players/revolutionary_war.py``).
 
 They read the observation (``card_envs/revolutionary_war/encoding.py``) instead of the view; ``pot``
 (``PotVersusCost``) reads:

@@ -1,8 +1,8 @@
 """Where a tournament's chunks of deals are played: local worker processes, or a Ray cluster.
 
-    python -m agents.evaluate ... --workers 2                                   # local processes (default)
-    python -m agents.evaluate ... --backend ray --workers 2                     # a Ray instance started here
-    python -m agents.evaluate ... --backend ray --address 10.0.0.1:6379         # an existing Ray cluster
+    card-envs evaluate ... --workers 2                                   # local processes (default)
+    card-envs evaluate ... --backend ray --workers 2                     # a Ray instance started here
+    card-envs evaluate ... --backend ray --address 10.0.0.1:6379         # an existing Ray cluster
 
 A tournament is cut into chunks of whole deals; every chunk is a pure function of its job (the seed,
 the deal range, the agents), so it returns the same games wherever and however often it runs. The

@@ -1,18 +1,18 @@
 """Shipped agents: trained players as package data, played as the agent spec ``zoo:<game>/<name>``.
 
-    python -m agents.zoo                                   # list the entries
-    python -m agents.zoo show zoo:revolutionary_war_v0/sb3_ppo
-    python -m agents.zoo add --checkpoint runs/rw/checkpoint.zip --name sb3_ppo \\
+    card-envs zoo                                   # list the entries
+    card-envs zoo show zoo:revolutionary_war_v0/sb3_ppo
+    card-envs zoo add --checkpoint runs/rw/checkpoint.zip --name sb3_ppo \\
         --summary runs/rw/summary.json --report benchmarks/results/training_revolutionary_war_v0.md \\
-        --command "python -m train --config configs/revolutionary_war.yaml"
+        --command "card-envs train --config configs/revolutionary_war.yaml"
 
-``make_agent(game, "zoo:revolutionary_war_v0/sb3_ppo")`` (``agents.registry``) builds the player: the
-policy network of a checkpoint, in numpy (:class:`agents.checkpoint.CheckpointAgent`), with the advice
+``make_agent(game, "zoo:revolutionary_war_v0/sb3_ppo")`` (``agents.players.registry``) builds the player: the
+policy network of a checkpoint, in numpy (:class:`agents.players.checkpoint.CheckpointAgent`), with the advice
 of its advisor where it was trained with one. Playing needs numpy and card_envs only: neither torch,
 nor train/, nor ray, nor scipy is imported. ``<game>`` is the env name (``ENV_NAMES``), since a model
 is trained for one version of an env's observation and action layout.
 
-An entry is two files in ``agents/zoo/<game>/``:
+An entry is two files in ``agents/players/zoo/<game>/``:
 
 ==================  =================================================================================
 file                content
@@ -36,15 +36,15 @@ manifest key       meaning
                    the evaluations during training, the ``final_evaluation`` (win rates against the
                    baselines, as the trainer's summary reports them) and the ``report`` that
                    describes the run
-``ladder``         its rating on the game's ladder (``agents.ladder``: the ladder's version, the
+``ladder``         its rating on the game's ladder (``agents.tournaments.ladder``: the ladder's version, the
                    Elo-style rating anchored at random = 0 and the openskill rating, each with its
-                   95% interval), written by ``python -m agents.ladder build``, or by placing the agent
+                   95% interval), written by ``card-envs ladder build``, or by placing the agent
                    on the published ladder with ``--record`` (then marked ``placed``); null until then
 =================  ====================================================================================
 
 Adding an entry is one command (``add``, above): it copies the checkpoint's policy weights and its
 meta into a new entry, with the run's summary and the commit (``git rev-parse HEAD`` unless
-``--commit`` is given). A trainer that writes the checkpoint format of ``agents/checkpoint_file.py``
+``--commit`` is given). A trainer that writes the checkpoint format of ``agents/players/checkpoint_file.py``
 (the SB3 trainer, the JAX trainer) adds its agents the same way. Every file is written atomically.
 """
 
@@ -60,7 +60,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.checkpoint_file import Checkpoint, CheckpointError, PolicyNet
+from agents.players.checkpoint import AgentMaker, CheckpointAgent
+from agents.players.checkpoint_file import Checkpoint, CheckpointError, PolicyNet
 
 PREFIX = "zoo:"
 FORMAT = "card_envs-zoo"
@@ -105,7 +106,7 @@ class ZooEntry:
         return self.manifest.get("ladder")
 
     def checkpoint(self) -> Checkpoint:
-        """The entry as a :class:`~agents.checkpoint_file.Checkpoint` (weights read once, checksum checked)."""
+        """The entry as a :class:`~agents.players.checkpoint_file.Checkpoint` (weights read once, checksum checked)."""
         path = self.weights_path
         try:
             status = path.stat()
@@ -126,7 +127,7 @@ def _read_weights(path: str, size: int, mtime_ns: int, sha256: str, activation: 
     data = Path(path).read_bytes()
     if hashlib.sha256(data).hexdigest() != sha256:
         raise ZooError(f"zoo entry {spec}: {path!r} does not match the checksum in its manifest (damaged or "
-                       f"replaced; re-add it with python -m agents.zoo add)")
+                       f"replaced; re-add it with card-envs zoo add)")
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as npz:
             arrays = {key: npz[key] for key in npz.files}
@@ -183,14 +184,15 @@ def entry(spec: str, *, zoo_dir: Path | None = None) -> ZooEntry:
     return ZooEntry(game, name, read_manifest(path), path.parent)
 
 
-def make_zoo_agent(game: str, spec: str, seed: int | None = None):
-    """``zoo:<game>/<name>`` -> the agent (used by ``agents.registry.make_agent``)."""
-    from agents.checkpoint import CheckpointAgent  # imports agents.registry, which imports this lazily
-
+def make_zoo_agent(game: str, spec: str, seed: int | None = None, *,
+                   make_agent: AgentMaker | None = None) -> CheckpointAgent:
+    """``zoo:<game>/<name>`` -> the agent (used by ``agents.players.registry.make_agent``, which passes itself as
+    ``make_agent`` for a policy's advisor)."""
     found = entry(spec)
     if found.game != game:
         raise ZooError(f"{spec} is a model for {found.game}, not for {game}")
-    return CheckpointAgent(str(found.weights_path), game, seed, checkpoint=found.checkpoint(), name=found.spec)
+    return CheckpointAgent(str(found.weights_path), game, seed, checkpoint=found.checkpoint(), name=found.spec,
+                           make_agent=make_agent)
 
 
 # -- adding entries -----------------------------------------------------------------------------
@@ -219,8 +221,8 @@ def add(checkpoint_path: str | Path, name: str, *, commit: str | None = None, co
         notes: str = "", force: bool = False, zoo_dir: Path | None = None) -> ZooEntry:
     """Make a new entry from a checkpoint file (and its run's ``summary.json``); returns it. ``trainer``
     defaults to the trainer of the checkpoint's config ``backend`` (:data:`TRAINERS`)."""
-    from agents.checkpoint_file import read_checkpoint
-    from agents.match import write_atomically
+    from agents.files import write_atomically
+    from agents.players.checkpoint_file import read_checkpoint
 
     if not name or not all(c.isalnum() or c in "_-." for c in name) or name.startswith("."):
         raise ZooError(f"zoo name {name!r}: use letters, digits, '_', '-' or '.', e.g. sb3_ppo")
@@ -284,7 +286,7 @@ def _result_row(row: dict[str, Any]) -> dict[str, Any]:
 
 def set_ladder_rating(found: ZooEntry, rating: dict[str, Any] | None) -> ZooEntry:
     """Record ``found``'s rating on its game's ladder in its manifest (atomically); returns the new entry."""
-    from agents.match import write_atomically
+    from agents.files import write_atomically
 
     manifest = {**found.manifest, "ladder": rating}
     write_atomically(str(found.manifest_path), json.dumps(manifest, indent=2) + "\n")

@@ -14,7 +14,7 @@ remember the hand too instead of playing without memory. Each simulation:
 1. **select** with UCB1 over *available* children (a child's exploration term counts the simulations
    in which its action was legal, not its parent's visits -- the paper's availability counts);
 2. **expand** one untried legal action;
-3. **roll out** with a rollout policy (uniformly random, or any agent from :mod:`agents.registry`,
+3. **roll out** with a rollout policy (uniformly random, or any agent from :mod:`agents.players.registry`,
    e.g. the game's strongest rule-based player acting on ``Decision.of(rollout_state)``) to the end,
    or for at most ``depth`` decisions and then evaluate;
 4. **back up** the result as a reward for *every* seat (max^n): a node stores per-seat reward sums,
@@ -97,7 +97,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent, Decision
+from agents.players.base import Agent, Decision
 from card_envs import ENV_NAMES
 from card_envs.core.engine import Game, GameState
 from card_envs.core.errors import ConfigError
@@ -168,7 +168,7 @@ HANDS: dict[str, Callable[[Any], int]] = {
     "revolution_v0": lambda state: state.hand_number,  # R15: a series of hands, scored after each
 }
 
-#: search options per game (``benchmarks/ismcts_strength.py`` and the ladder's search players, ``agents.ladder``),
+#: search options per game (``benchmarks/ismcts_strength.py`` and the ladder's search players),
 #: chosen with short sweeps (see the issue note): plain SO-ISMCTS with random
 #: rollouts where that suffices, a depth cap with the card-share evaluation for long Battlecards games,
 #: and the strongest heuristic as rollout policy and opponent model where random rollouts say little;
@@ -334,12 +334,19 @@ class SearchStats:
 
 
 class ISMCTSAgent(Agent):
-    """SO-ISMCTS over determinizations from ``Decision.sample_state``; see the module docstring."""
+    """SO-ISMCTS over determinizations from ``Decision.sample_state``; see the module docstring.
+
+    ``rollout_factory(game, spec, seed)`` builds the rollout agents of a ``rollout`` other than ``random``
+    (e.g. :func:`agents.players.registry.make_agent`).
+    """
 
     def __init__(self, seed: int | None = None, options: ISMCTSOptions | None = None, *,
                  rollout_factory: Callable[[str, str, int], Agent] | None = None) -> None:
         super().__init__(seed)
         self.options = options or ISMCTSOptions()
+        if self.options.rollout != "random" and rollout_factory is None:
+            raise ConfigError(f"{self.options.spec()}: rollout={self.options.rollout} needs a rollout_factory "
+                              "(e.g. agents.players.registry.make_agent)")
         self.name = self.options.spec()
         self.stats = SearchStats()
         # python's generator is several times cheaper per draw than numpy's in the hot loop; seeded from ours
@@ -352,7 +359,7 @@ class ISMCTSAgent(Agent):
         self._favoured = -1
 
     def reseed(self, seed: int | None) -> None:
-        """Fresh randomness, exactly as a new agent built with ``seed`` (used by ``agents.evaluate``)."""
+        """Fresh randomness, exactly as a new agent built with ``seed`` (used by ``agents.tournaments.evaluate``)."""
         self.rng = np.random.default_rng(seed)
         self._choice = random.Random(int(self.rng.integers(2**63)))
         self._rollout_agents.clear()
@@ -361,7 +368,7 @@ class ISMCTSAgent(Agent):
     def reset(self, game: Game, player: int) -> None:
         if self.options.bias:
             if self._shadow is None:
-                factory = self._rollout_factory or _registry_agent
+                factory = self._rollout_factory
                 self._shadow = factory(game.name, self.options.rollout, int(self.rng.integers(2**63)))
             self._shadow.reset(game, player)
 
@@ -528,7 +535,7 @@ class ISMCTSAgent(Agent):
     def _rollout_agents_for(self, game: Game) -> list[Agent]:
         agents = self._rollout_agents.get(game.name)
         if agents is None or len(agents) != game.num_players:
-            factory = self._rollout_factory or _registry_agent
+            factory = self._rollout_factory
             agents = [factory(game.name, self.options.rollout, int(self.rng.integers(2**63)))
                       for _ in range(game.num_players)]
             self._rollout_agents[game.name] = agents
@@ -603,24 +610,23 @@ class _AgentPolicy(_Policy):
             agent.reset(self.game, seat)
 
 
-def _registry_agent(game: str, spec: str, seed: int) -> Agent:
-    from agents.registry import make_agent  # the registry imports this module lazily too
-
-    return make_agent(game, spec, seed)
-
-
-def make_ismcts(game: str, options: str, seed: int | None = None) -> ISMCTSAgent:
-    """The agent of spec ``ismcts:<options>`` for ``game``; the rollout spec is checked against the registry now."""
+def make_ismcts(game: str, options: str, seed: int | None = None, *,
+                make_agent: Callable[[str, str, int], Agent] | None = None) -> ISMCTSAgent:
+    """The agent of spec ``ismcts:<options>`` for ``game``. ``make_agent(game, spec, seed)`` builds the rollout
+    agents (the registry passes itself); the rollout spec is checked with it now."""
     if game not in ENV_NAMES:
         raise ConfigError(f"unknown game {game!r}; registered: {', '.join(ENV_NAMES)}")
     parsed = parse_options(options)
     if parsed.rollout != "random":
-        _registry_agent(game, parsed.rollout, 0)  # fail fast on an unknown rollout agent
+        if make_agent is None:
+            raise ConfigError(f"ismcts:{options}: rollout={parsed.rollout} needs make_agent to build it "
+                              "(agents.players.registry.make_agent)")
+        make_agent(game, parsed.rollout, 0)  # fail fast on an unknown rollout agent
     if parsed.horizon == "hand":  # fail fast, as the search would
         _hand_counter(game)
     if parsed.eval == "material" and (parsed.depth is not None or parsed.horizon != "game"):
         _material_evaluator(game)
-    return ISMCTSAgent(seed, parsed)
+    return ISMCTSAgent(seed, parsed, rollout_factory=make_agent)
 
 
 __all__ = ["DEFAULT_SIMS", "EVALUATORS", "HANDS", "ISMCTSAgent", "ISMCTSOptions", "SearchStats", "make_ismcts",

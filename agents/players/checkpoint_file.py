@@ -18,7 +18,7 @@ member             content
 
 The trainer writes checkpoints (``train/checkpoint.py``: to a temporary file, flushed and renamed into
 place); this module reads them and holds the policy network in numpy. It sits below the trainer, in
-agents/, so the trained player (``agents/checkpoint.py``) and the shipped ``zoo:`` agents play a
+agents/, so the trained player (``agents/players/checkpoint.py``) and the shipped ``zoo:`` agents play a
 checkpoint with numpy only: neither torch nor train/ is imported.
 """
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agents.base import Agent, Decision
+from agents.players.base import Agent, Decision
 from card_envs.battlecards.rules import (
     BURY,
     FOLLOW,

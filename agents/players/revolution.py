@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents.base import Agent, Decision
+from agents.players.base import Agent, Decision
 from card_envs.revolution.rules import (
     FOLLOW,
     NO_SUIT,

@@ -1,10 +1,10 @@
-"""Statistics of a tournament (:mod:`agents.evaluate`): CIs, head-to-head, ratings, SPRT, variance.
+"""Statistics of a tournament (:mod:`agents.tournaments.evaluate`): CIs, head-to-head, ratings, SPRT, variance.
 
 ====================  =============================================================================
 statistic             how
 ====================  =============================================================================
 win rate              share of an agent's seats among the winners (shared wins count), 95% Wilson
-                      interval over those seats (``agents.match.wilson``)
+                      interval over those seats (``agents.tournaments.match.wilson``)
 mean return, score    over the agent's seats; 95% BCa bootstrap interval resampling whole *deals*
                       (scipy.stats.bootstrap), so the correlation inside a deal is respected. Score:
                       the game's own points (``state.scores``), where the game keeps them
@@ -39,8 +39,8 @@ from openskill.models import PlackettLuce
 from scipy.optimize import brentq
 from scipy.stats import bootstrap
 
-from agents.evaluate import AgentFailure, GameRecord, Schedule, Tournament
-from agents.match import wilson
+from agents.tournaments.match import wilson
+from agents.tournaments.records import AgentFailure, GameRecord, Interval, Schedule, SprtResult, Tournament
 from card_envs.core.errors import ConfigError
 
 # -- one game ------------------------------------------------------------------------------------
@@ -130,17 +130,6 @@ class DealTable:
             for pair, values in points.items():
                 table.game_points.add(d, pair, sum(values) / len(values))
         return table
-
-
-@dataclass(frozen=True)
-class Interval:
-    value: float
-    low: float
-    high: float
-
-    def flipped(self) -> Interval:
-        """``1 - x`` (the opponent's side of a head-to-head score)."""
-        return Interval(1 - self.value, 1 - self.high, 1 - self.low)
 
 
 def bootstrap_ratio(sums: np.ndarray, counts: np.ndarray, *, seed: int, resamples: int) -> Interval:
@@ -269,23 +258,6 @@ def gsprt_llr(counts: np.ndarray, values: np.ndarray, score0: float, score1: flo
     fitted0 = _mle_with_mean(values, probs, score0)
     fitted1 = _mle_with_mean(values, probs, score1)
     return float(total * np.sum(probs * np.log(fitted1 / fitted0)))
-
-
-@dataclass
-class SprtResult:
-    elo0: float
-    elo1: float
-    alpha: float
-    beta: float
-    verdict: str  #: "H1" (agent 1 stronger by elo1), "H0", "inconclusive" (game cap) or "stopped" (failure)
-    llr: float
-    lower: float
-    upper: float
-    deals: int
-    games: int
-    score: float  #: agent 1's mean head-to-head score
-    elo: Interval  #: logistic elo of agent 1 over agent 2, 95% normal interval over deals
-    outcomes: list[int]  #: deals per deal score k / (len - 1); two seats: the pentanomial LL .. WW
 
 
 class SequentialTest:

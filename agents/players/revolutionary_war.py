@@ -22,7 +22,7 @@ import math
 from functools import cache
 from math import comb
 
-from agents.base import Agent, Decision
+from agents.players.base import Agent, Decision
 from card_envs.cards import RANK_VALUE
 from card_envs.revolutionary_war.rules import CONCEDE, STRENGTH, RevolutionaryWarView
 

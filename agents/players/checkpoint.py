@@ -1,6 +1,6 @@
 """A trained model as a player: ``make_agent(game, "checkpoint:<path>", seed)``.
 
-Loads a checkpoint written by ``python -m train`` (format and reader: ``agents/checkpoint_file.py``) and plays its
+Loads a checkpoint written by ``card-envs train`` (format and reader: ``checkpoint_file.py``) and plays its
 policy network on the observation of its own seat's view, masked to the legal actions. It acts
 greedily (the most probable legal action) or samples from the masked softmax, as the training
 config's ``eval.deterministic`` says. A policy trained with an ``advisor`` gets its advice here
@@ -8,7 +8,7 @@ too: the player builds that agent and appends its choice to every observation. N
 torch is not imported.
 
 A checkpoint of another game, of an observation or action layout that differs from this
-card_envs version's, a corrupt or a missing file is a :class:`~agents.checkpoint_file.CheckpointError`
+card_envs version's, a corrupt or a missing file is a :class:`~agents.players.checkpoint_file.CheckpointError`
 naming the file and what is wrong. Loaded files are cached (by path, size and modification time),
 so building one agent per game, as the match runner does, reads the file once.
 """
@@ -16,12 +16,13 @@ so building one agent per game, as the match runner does, reads the file once.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from functools import lru_cache
 
 import numpy as np
 
-from agents.base import Agent, Decision, advised_observation
-from agents.checkpoint_file import (
+from agents.players.base import Agent, Decision, advised_observation
+from agents.players.checkpoint_file import (
     Checkpoint,
     CheckpointError,
     advisor_of,
@@ -34,16 +35,22 @@ from card_envs.core.errors import CardEnvsError
 
 PREFIX = "checkpoint:"
 
+#: builds an agent from its spec, ``make_agent(game, spec, seed)``: how a policy trained with an ``advisor`` gets
+#: that agent (the registry, :func:`agents.players.registry.make_agent`, hands itself in; it stands above this module)
+AgentMaker = Callable[[str, str, "int | None"], Agent]
+
 
 class CheckpointAgent(Agent):
-    """The policy of a checkpoint as an :class:`~agents.base.Agent`.
+    """The policy of a checkpoint as an :class:`~agents.players.base.Agent`.
 
-    ``path`` names a checkpoint file; a :class:`~agents.checkpoint_file.Checkpoint` already in memory
+    ``path`` names a checkpoint file; a :class:`~agents.players.checkpoint_file.Checkpoint` already in memory
     (a ``zoo:`` entry) is passed as ``checkpoint``, with ``path`` and ``name`` saying where it came from.
+    ``make_agent`` builds the advisor of a policy trained with one (:data:`AgentMaker`; needed only then).
     """
 
     def __init__(self, path: str, game: str, seed: int | None = None, *, deterministic: bool | None = None,
-                 checkpoint: Checkpoint | None = None, name: str | None = None) -> None:
+                 checkpoint: Checkpoint | None = None, name: str | None = None,
+                 make_agent: AgentMaker | None = None) -> None:
         super().__init__(seed)
         self.path = path
         self.checkpoint = load(path) if checkpoint is None else checkpoint
@@ -61,8 +68,9 @@ class CheckpointAgent(Agent):
         #: the agent whose advice the policy reads (config ``advisor``), or None
         self.advisor: Agent | None = None
         if spec is not None:
-            from agents.registry import make_agent  # the registry imports this module
-
+            if make_agent is None:
+                raise CheckpointError(f"checkpoint {path!r}: its policy reads the advice of {spec!r}; pass "
+                                      "make_agent=agents.players.registry.make_agent to build it")
             try:
                 self.advisor = make_agent(game, spec, seed)
             except CardEnvsError as error:
@@ -132,12 +140,14 @@ def _load(path: str, size: int, mtime_ns: int) -> Checkpoint:
     return read_checkpoint(path)
 
 
-def make_checkpoint_agent(game: str, spec: str, seed: int | None = None) -> CheckpointAgent:
-    """``checkpoint:<path>`` -> the agent (used by ``agents.registry.make_agent``)."""
+def make_checkpoint_agent(game: str, spec: str, seed: int | None = None, *,
+                          make_agent: AgentMaker | None = None) -> CheckpointAgent:
+    """``checkpoint:<path>`` -> the agent (used by ``agents.players.registry.make_agent``, which passes itself as
+    ``make_agent`` for the policy's advisor)."""
     path = spec[len(PREFIX):]
     if not path:
         raise CheckpointError(f"agent spec {spec!r} names no file; write checkpoint:<path>")
-    return CheckpointAgent(path, game, seed)
+    return CheckpointAgent(path, game, seed, make_agent=make_agent)
 
 
-__all__ = ["PREFIX", "CheckpointAgent", "load", "make_checkpoint_agent"]
+__all__ = ["PREFIX", "AgentMaker", "CheckpointAgent", "load", "make_checkpoint_agent"]

@@ -1,6 +1,6 @@
-"""Write an :class:`agents.evaluation_stats.Evaluation` as Markdown, CSV, JSON and a PNG plot.
+"""Write an :class:`agents.tournaments.stats.Evaluation` as Markdown, CSV, JSON and a PNG plot.
 
-Every file is written atomically (``agents.match.write_atomically``: a temporary file in the same
+Every file is written atomically (``agents.tournaments.match.write_atomically``: a temporary file in the same
 folder, then ``os.replace``), so a reader never sees half a report.
 """
 
@@ -13,8 +13,9 @@ import json
 import math
 from typing import Any
 
-from agents.evaluation_stats import Evaluation, Interval
-from agents.match import write_atomically
+from agents.files import write_atomically
+from agents.tournaments.records import Interval
+from agents.tournaments.stats import Evaluation
 
 
 def _ci(interval: Interval | None, digits: int = 3, sign: bool = False) -> str:

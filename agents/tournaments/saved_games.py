@@ -1,7 +1,7 @@
 """Saved games: one JSON file per game, enough to replay it exactly.
 
-``python -m agents.match ... --save-games DIR`` and ``python -m agents.evaluate ... --save-games DIR``
-write one file per game played; ``python -m agents.play --replay FILE`` (or "open saved game" on the
+``card-envs match ... --save-games DIR`` and ``card-envs evaluate ... --save-games DIR``
+write one file per game played; ``card-envs play --replay FILE`` (or "open saved game" on the
 page) steps through one. A game replays from its deal seed and its actions alone
 (:func:`card_envs.core.engine.replay`): all chance comes from the state's generator, seeded once.
 
@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 import card_envs
+from agents.files import write_atomically
 from card_envs.core.engine import Game, GameState
 from card_envs.core.errors import CardEnvsError
 
@@ -89,8 +90,6 @@ def game_record(state: GameState, *, seed: int, agents: Sequence[str], agent_see
 
 def save_game(path: str, record: Mapping[str, Any]) -> None:
     """Write one saved game to ``path`` atomically."""
-    from agents.match import write_atomically  # agents.match imports this module
-
     write_atomically(path, json.dumps(record, separators=(",", ":")) + "\n")
 
 

@@ -1,4 +1,4 @@
-"""``python -m agents.zoo [list | show SPEC | add ...]``: the shipped agents (see ``agents/zoo/__init__.py``)."""
+"""``card-envs zoo [list | show SPEC | add ...]``: the shipped agents (see ``__init__.py``)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import json
 import sys
 from collections.abc import Sequence
 
-from agents.checkpoint_file import CheckpointError
-from agents.zoo import MAX_BYTES, add, describe, entries, entry
+from agents.players.checkpoint_file import CheckpointError
+from agents.players.zoo import MAX_BYTES, add, describe, entries, entry
 
 
 def _list(game: str | None) -> int:
@@ -28,8 +28,16 @@ def _list(game: str | None) -> int:
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m agents.zoo", description=__doc__)
+EXAMPLES = """examples:
+  card-envs zoo list
+  card-envs zoo show zoo:bloodlines_v0/jax_ppo
+  card-envs zoo add --checkpoint runs/bl/checkpoint.zip --name my_ppo --summary runs/bl/summary.json
+"""
+
+
+def main(argv: Sequence[str] | None = None, prog: str = "python -m agents.zoo") -> int:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__, epilog=EXAMPLES,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command")
     listing = commands.add_parser("list", help="list the entries (the default)")
     listing.add_argument("--game", help="only this game's entries")
@@ -58,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     print(f"added {made.spec}: {made.weights_path} ({made.size_bytes() / 1024:.0f} KiB of at most "
-          f"{MAX_BYTES / 2**20:.0f} MiB), {made.manifest_path}; rate it with python -m agents.ladder build "
+          f"{MAX_BYTES / 2**20:.0f} MiB), {made.manifest_path}; rate it with card-envs ladder build "
           f"--game {made.game} after adding it to the ladder's players")
     return 0
 

@@ -24,7 +24,7 @@ name            play
 
 from __future__ import annotations
 
-from agents.base import Agent, Decision
+from agents.players.base import Agent, Decision
 from card_envs.bloodlines.rules import (
     ADD_TO_UNIT,
     ATTACK,
