@@ -18,7 +18,7 @@ from agents.players.checkpoint import CheckpointAgent
 from agents.players.checkpoint_file import Checkpoint, CheckpointError, PolicyNet, game_signature
 from agents.players.registry import make_agent
 from agents.players.zoo import MAX_BYTES, TRAINERS, ZooError, add, entries, entry, parse_spec, set_ladder_rating
-from agents.players.zoo.__main__ import main as zoo_main
+from agents.players.zoo.cli import main as zoo_main
 from agents.tournaments.match import play_game
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -105,9 +105,18 @@ def test_the_ladder_rating_is_recorded_in_the_manifest(tmp_path):
 def test_an_advised_entry_builds_its_advisor(tmp_path):
     made = add(random_checkpoint(tmp_path / "checkpoint.zip", advisor="heuristic:endgame"), "advised", commit="x",
                zoo_dir=tmp_path)
-    agent = CheckpointAgent(str(made.weights_path), RW, 0, checkpoint=made.checkpoint(), name=made.spec)
+    agent = CheckpointAgent(str(made.weights_path), RW, 0, checkpoint=made.checkpoint(), name=made.spec,
+                            make_agent=make_agent)
     assert agent.advisor is not None and agent.advisor.name == "heuristic:endgame"
     play_game(card_envs.make_game(RW), [agent, make_agent(RW, "random", 1)], 5)
+
+
+def test_an_advised_entry_without_a_way_to_build_its_advisor_is_a_clear_error(tmp_path):
+    """agents.players.checkpoint stands below the registry: whoever builds an advised policy hands in make_agent."""
+    made = add(random_checkpoint(tmp_path / "checkpoint.zip", advisor="heuristic:endgame"), "advised", commit="x",
+               zoo_dir=tmp_path)
+    with pytest.raises(CheckpointError, match="advice of 'heuristic:endgame'.*make_agent"):
+        CheckpointAgent(str(made.weights_path), RW, 0, checkpoint=made.checkpoint(), name=made.spec)
 
 
 # -- the shipped entries ------------------------------------------------------------------------
@@ -163,7 +172,8 @@ def test_zoo_agents_play_with_neither_torch_nor_ray_nor_train_imported(tmp_path)
     blocked = ("import sys\nfor name in ('torch', 'ray', 'train', 'stable_baselines3', 'sb3_contrib', 'scipy'):\n"
                "    sys.modules[name] = None\n")
     for zoo in (None, tmp_path / "zoo"):
-        switch = f"import agents.players.zoo, pathlib\nagents.zoo.ZOO_DIR = pathlib.Path({str(zoo)!r})\n" if zoo else ""
+        switch = (f"import agents.players.zoo, pathlib\nagents.players.zoo.ZOO_DIR = pathlib.Path({str(zoo)!r})\n"
+                  if zoo else "")
         done = subprocess.run([sys.executable, "-c", blocked + switch + PLAY_EVERY_ENTRY], capture_output=True,
                               text=True, cwd=ROOT, check=False)
         assert done.returncode == 0, done.stderr

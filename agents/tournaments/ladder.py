@@ -95,7 +95,7 @@ from agents.tournaments.records import (
 )
 from card_envs.core.errors import ConfigError
 
-RESULTS = Path(__file__).resolve().parent.parent / "benchmarks" / "results"
+RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
 #: the ISMCTS budgets of every ladder, in milliseconds a move on the reference machine
 SEARCH_MS = (1, 10, 100)
 ELO_SCALE = 400 / math.log(10)  #: logistic Elo: P = 1 / (1 + exp(-(a - b) / ELO_SCALE))
