@@ -37,6 +37,10 @@ Conventions (shared by every game):
   ``PettingZooEnv``, SuperSuit and PettingZoo's own tests expect. Rewards are the same either way;
 * ``observe(agent)`` is valid for every agent at any time, side-effect free and cached until
   the next ``step``/``reset``;
+* ``render_mode``: ``"ansi"`` returns the table as text, ``"human"`` prints it at every reset and step,
+  ``"rgb_array"`` returns an ``H x W x 3`` uint8 picture of it (:mod:`card_envs.core.render`, extra
+  ``render``; one size per game config): every hand face up, or with ``render_seat=k`` only what
+  ``player_k`` sees, drawn from ``state.view(k)`` alone (hidden cards are backs);
 * ``reset(seed=s)`` reseeds; ``reset()`` continues the generator; ``reset(options={"deck": [...]})``
   (or ``"decks"``) stacks the deal as the game's spec says; any other key raises
   :class:`~card_envs.core.errors.ConfigError` naming the valid ones, except ``"options"``, the key

@@ -65,6 +65,14 @@ illegal action         ``illegal_action="raise"`` (default of this class): :clas
                        ends (terminated) with reward -1 for the learner and
                        ``info["illegal_action"]`` set -- for learners without masking, and for
                        Gymnasium's and SB3's ``check_env``, which step with unmasked samples
+rendering              ``render_mode="ansi"``: the table as text. ``"rgb_array"``: an ``H x W x 3``
+                       uint8 picture of the table (:mod:`card_envs.core.render`, extra ``render``),
+                       every hand face up; ``render_seat=k`` draws seat ``k``'s view and
+                       ``render_seat="learner"`` the learner's (hidden cards face down, drawn from
+                       that seat's view alone). One size per game config, ``metadata["render_fps"]``
+                       1: Gymnasium's ``RenderCollection`` collects an episode's frames, and
+                       ``RecordVideo`` writes them as mp4 once moviepy is installed
+                       (``pip install "gymnasium[other]"``); ``card_envs.core.render.save_gif`` as GIF
 =====================  ======================================================================
 
 Opponents. Each is either an agent (``agents.base.Agent``: ``reset(game, seat)`` at the start of
