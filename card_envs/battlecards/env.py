@@ -110,10 +110,10 @@ Rendering
 ===============  ====================================================================================
 ``render_mode``  ``env.render()`` returns
 ===============  ====================================================================================
-``"ansi"``       the table as text, every hand shown (``"human"`` prints it at every reset and step)
 ``"rgb_array"``  an ``H x W x 3`` uint8 picture (W = 960; extra ``render``): this round's cards, the war
                  by level, retired cards, and each seat's hand, face-down pile (a count) and face-up
                  pile. Every hand and buried card face up, or with ``render_seat=k`` ``player_k``'s
+``"ansi"``       the table as text, every hand shown (``"human"`` prints it at every reset and step)
 ===============  ====================================================================================
 
 Engines

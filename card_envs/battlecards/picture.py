@@ -21,7 +21,7 @@ DECISION_WORDS = {LEAD: "leads the round: play a card face up", WAR_UP: "plays a
 def table(game: Battlecards, views: Mapping[int, BattlecardsView]) -> Table:
     view = public_view(views)
     seats = tuple(_seat(view, views.get(seat), seat) for seat in range(view.num_players))
-    return Table("Battlecards", _status(view), _info(game, view), _center(game, views, view), seats,
+    return Table("Battlecards", status(view), _info(game, view), _center(game, views, view), seats,
                  viewer=None if len(views) > 1 else view.player)
 
 
@@ -69,7 +69,7 @@ def _seat(view: BattlecardsView, own: BattlecardsView | None, seat: int) -> Seat
     return Seat(seat_name(seat), zones, tuple(stats), to_act=seat == view.acting, out=not view.active[seat])
 
 
-def _status(view: BattlecardsView) -> str:
+def status(view: BattlecardsView) -> str:
     if view.over:
         return "game over"
     who = seat_name(view.acting)

@@ -98,10 +98,10 @@ Rendering
 ===============  ====================================================================================
 ``render_mode``  ``env.render()`` returns
 ===============  ====================================================================================
-``"ansi"``       the table as text, every hand shown (``"human"`` prints it at every reset and step)
 ``"rgb_array"``  an ``H x W x 3`` uint8 picture (W = 960; extra ``render``): each seat's royals with the
                  hearts under them, units, diamond pool and jokers, hand, draw pile (a count) and
                  discard pile. Both hands face up, or with ``render_seat=k`` only ``player_k``'s
+``"ansi"``       the table as text, every hand shown (``"human"`` prints it at every reset and step)
 ===============  ====================================================================================
 
 Engines

@@ -30,7 +30,7 @@ PHASE_WORDS = ("step 1", "main action", "discard", "decoy decision")
 def table(game: Bloodlines, views: Mapping[int, BloodlinesView]) -> Table:
     view = public_view(views)
     seats = tuple(_seat(view, views.get(seat), seat) for seat in (0, 1))
-    return Table("Bloodlines", _status(view), _info(view), (), seats, viewer=None if len(views) > 1 else view.player)
+    return Table("Bloodlines", status(view), _info(view), (), seats, viewer=None if len(views) > 1 else view.player)
 
 
 def _info(view: BloodlinesView) -> tuple[tuple[str, object], ...]:
@@ -56,7 +56,7 @@ def _royal(view: BloodlinesView, seat: int, royal: int) -> Zone:
 
 def _units(view: BloodlinesView, seat: int) -> Zone:
     """Every unit's spades side by side, a gap between units; each unit's first card tagged with its attack."""
-    cards = tuple(Card(code, f"u{unit} atk {view.attack[seat][unit]}" if k == 0 else "", group=unit)
+    cards = tuple(Card(code, f"atk {view.attack[seat][unit]}" if k == 0 else "", group=unit)
                   for unit, spades in enumerate(view.units[seat]) for k, code in enumerate(card_codes(spades)))
     return Zone("units", cards, note=count(len(view.units[seat]), "unit"), width=5.2)
 
@@ -81,7 +81,7 @@ def _seat(view: BloodlinesView, own: BloodlinesView | None, seat: int) -> Seat:
                 out=view.over and not view.royals[seat])
 
 
-def _status(view: BloodlinesView) -> str:
+def status(view: BloodlinesView) -> str:
     if view.over:
         return "game over: " + (f"{seat_name(view.winner)} wins" if view.winner >= 0 else "a draw")
     who = seat_name(view.current_player)

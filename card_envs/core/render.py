@@ -399,7 +399,9 @@ def _face(code: str, highlight: bool = False) -> Any:
         _star(draw, CARD_W * s * 0.55, CARD_H * s * 0.6, 14 * s, JOKER)
         return _finish(sprite)
     color = RED if suit in "HD" else BLACK
-    draw.text((3 * s, 2 * s), rank, font=_font(15 * s, bold=True), fill=color)
+    narrow = len(rank) > 1  # "10" in a smaller size: its corner stays readable when cards overlap
+    draw.text((2 * s if narrow else 3 * s, (3 if narrow else 2) * s), rank, font=_font((13 if narrow else 15) * s,
+              bold=True), fill=color)
     _pip(draw, SUIT_OF_LETTER[suit], 9 * s, 25 * s, 10 * s, color)
     _pip(draw, SUIT_OF_LETTER[suit], CARD_W * s * 0.6, CARD_H * s * 0.62, 20 * s, color)
     return _finish(sprite)

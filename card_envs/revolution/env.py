@@ -106,10 +106,10 @@ Rendering
 ===============  ====================================================================================
 ``render_mode``  ``env.render()`` returns
 ===============  ====================================================================================
-``"ansi"``       the table as text, every hand shown (``"human"`` prints it at every reset and step)
 ``"rgb_array"``  an ``H x W x 3`` uint8 picture (W = 960; extra ``render``): the current and previous
                  tricks (with ``full_recall`` the earlier ones too), each seat's holding, tricks and
                  score. Every holding face up, or with ``render_seat=k`` only ``player_k``'s
+``"ansi"``       the table as text, every hand shown (``"human"`` prints it at every reset and step)
 ===============  ====================================================================================
 
 Version history

@@ -30,7 +30,7 @@ LEAD_WORDS = {OPENING: "holds the AS: leads the first trick", DESIGNATED: "is th
 def table(game: Revolution, views: Mapping[int, RevolutionView]) -> Table:
     view = public_view(views)
     seats = tuple(_seat(view, views.get(seat), seat) for seat in range(NUM_PLAYERS))
-    return Table("Revolution", _status(view), _info(view), _center(game, view), seats,
+    return Table("Revolution", status(view), _info(view), _center(game, view), seats,
                  viewer=None if len(views) > 1 else view.player)
 
 
@@ -76,7 +76,7 @@ def _seat(view: RevolutionView, own: RevolutionView | None, seat: int) -> Seat:
                 to_act=seat == view.current_player)
 
 
-def _status(view: RevolutionView) -> str:
+def status(view: RevolutionView) -> str:
     if view.over:
         return "game over: scores " + ", ".join(f"{seat_name(s)} {view.scores[s]}" for s in range(NUM_PLAYERS))
     who = seat_name(view.current_player)

@@ -71,10 +71,10 @@ Rendering
 ===============  ====================================================================================
 ``render_mode``  ``env.render()`` returns
 ===============  ====================================================================================
-``"ansi"``       the table as text, every hand shown (``"human"`` prints it at every reset and step)
 ``"rgb_array"``  an ``H x W x 3`` uint8 picture (W = 960; extra ``render``): the trump stack, draw
                  deck, played round, removed cards, and each seat's hand and score pile. Both hands
                  face up, or with ``render_seat=k`` only ``player_k``'s (drawn from its view alone)
+``"ansi"``       the table as text, every hand shown (``"human"`` prints it at every reset and step)
 ===============  ====================================================================================
 
 Engines

@@ -16,7 +16,7 @@ from card_envs.revolutionary_war.rules import RevolutionaryWar, RevolutionaryWar
 
 def table(game: RevolutionaryWar, views: Mapping[int, RevolutionaryWarView]) -> Table:
     view = public_view(views)
-    return Table("Revolutionary War", _status(view), _info(view), _center(view),
+    return Table("Revolutionary War", status(view), _info(view), _center(view),
                  tuple(_seat(view, views.get(seat), seat) for seat in (0, 1)),
                  viewer=None if len(views) > 1 else view.player)
 
@@ -58,7 +58,7 @@ def _who_played(view: RevolutionaryWarView, index: int) -> int:
     return view.leader if index % 2 == 0 else 1 - view.leader
 
 
-def _status(view: RevolutionaryWarView) -> str:
+def status(view: RevolutionaryWarView) -> str:
     if view.over:
         scores = f"{len(view.score_piles[0])}-{len(view.score_piles[1])}"
         return f"game over: cards captured {scores}"
