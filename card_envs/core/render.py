@@ -104,7 +104,7 @@ def game_frames(game: str | Game, actions: Sequence[int], *, config: Mapping[str
 
         game = card_envs.make_game(game, **(config or {}))
     elif config:
-        raise ValueError(f"pass the config either to the Game or here, not both (got {dict(config)})")
+        raise ConfigError(f"pass the config either to the Game or here, not both (got {dict(config)})")
     state = game.new_state(np.random.default_rng(seed), options)
     frames = [frame(state, seat)]
     for action in actions:
@@ -179,47 +179,44 @@ def draw_table(table: Table) -> np.ndarray:
     return np.array(image, dtype=np.uint8)
 
 
-def _panels(table: Table) -> list[tuple[Box, Seat | tuple[Zone, ...]]]:
-    """Where each panel goes: with two seats, the other seat on top, the center, then the viewer (or seat 0);
-    with more, the center on top and the seats in two columns."""
-    full = WIDTH - 2 * MARGIN
-    y = HEADER_H + MARGIN
-    placed: list[tuple[Box, Seat | tuple[Zone, ...]]] = []
+Panel = tuple[Box, Seat | tuple[Zone, ...]]  #: where a panel goes, and a seat or the center zones in it
+FULL = WIDTH - 2 * MARGIN
+TOP = HEADER_H + MARGIN
 
-    def center(y: int) -> int:
-        if not table.center:
-            return y
-        h = _zones_height(table.center, full - 2 * PAD) + 2 * PAD
-        placed.append((Box(MARGIN, y, full, h), table.center))
-        return y + h + MARGIN
 
-    seats = table.seats
-    if len(seats) <= 2:
+def _panels(table: Table) -> list[Panel]:
+    """Two seats face each other across the center, the viewer (or seat 0) at the bottom; more seats sit in
+    two columns under the center."""
+    center = [table.center] if table.center else []
+    if len(table.seats) <= 2:
         bottom = table.viewer if table.viewer is not None else 0
-        order = [s for s in range(len(seats)) if s != bottom]
-        for seat in order:
-            y = _place_seat(placed, seats[seat], Box(MARGIN, y, full, 0))
-        y = center(y)
-        _place_seat(placed, seats[bottom], Box(MARGIN, y, full, 0))
-        return placed
-    y = center(y)
-    column = (full - MARGIN) // 2
-    for row in range(0, len(seats), 2):
-        heights = [_seat_height(seat, column) for seat in seats[row:row + 2]]
-        for k, seat in enumerate(seats[row:row + 2]):
-            placed.append((Box(MARGIN + k * (column + MARGIN), y, column, max(heights)), seat))
-        y += max(heights) + MARGIN
+        others = [seat for index, seat in enumerate(table.seats) if index != bottom]
+        return _stacked([*others, *center, table.seats[bottom]], TOP)
+    placed = _stacked(center, TOP)
+    y = placed[-1][0].y + placed[-1][0].h + MARGIN if placed else TOP
+    column = (FULL - MARGIN) // 2
+    for row in range(0, len(table.seats), 2):
+        pair = table.seats[row:row + 2]
+        h = max(_panel_height(seat, column) for seat in pair)
+        placed += [(Box(MARGIN + k * (column + MARGIN), y, column, h), seat) for k, seat in enumerate(pair)]
+        y += h + MARGIN
     return placed
 
 
-def _place_seat(placed: list, seat: Seat, box: Box) -> int:
-    h = _seat_height(seat, box.w)
-    placed.append((Box(box.x, box.y, box.w, h), seat))
-    return box.y + h + MARGIN
+def _stacked(contents: Sequence[Seat | tuple[Zone, ...]], y: int) -> list[Panel]:
+    """Full-width panels one under the other from ``y``."""
+    placed = []
+    for content in contents:
+        h = _panel_height(content, FULL)
+        placed.append((Box(MARGIN, y, FULL, h), content))
+        y += h + MARGIN
+    return placed
 
 
-def _seat_height(seat: Seat, width: int) -> int:
-    return SEAT_HEAD_H + _zones_height(seat.zones, width - 2 * PAD) + 2 * PAD
+def _panel_height(content: Seat | tuple[Zone, ...], width: int) -> int:
+    if isinstance(content, Seat):
+        return SEAT_HEAD_H + _zones_height(content.zones, width - 2 * PAD) + 2 * PAD
+    return _zones_height(content, width - 2 * PAD) + 2 * PAD
 
 
 def _zone_width(zone: Zone, room: int) -> int:
@@ -449,7 +446,7 @@ def _pip(draw: Any, suit: int, cx: float, cy: float, size: float, color: tuple[i
         r = 0.52 * h
         for side in (-1, 1):
             _disc(draw, cx + side * r * 0.95, cy - 0.45 * h, r, color)
-        draw.polygon([(cx - 1.45 * r * 1.0, cy - 0.3 * h), (cx + 1.45 * r, cy - 0.3 * h), (cx, cy + h)], fill=color)
+        draw.polygon([(cx - 1.45 * r, cy - 0.3 * h), (cx + 1.45 * r, cy - 0.3 * h), (cx, cy + h)], fill=color)
     elif suit == 3:
         r = 0.5 * h
         for side in (-1, 1):
@@ -460,7 +457,7 @@ def _pip(draw: Any, suit: int, cx: float, cy: float, size: float, color: tuple[i
         r = 0.42 * h
         _disc(draw, cx, cy - 0.5 * h, r, color)
         for side in (-1, 1):
-            _disc(draw, cx + side * 0.85 * r * 1.15, cy + 0.12 * h, r, color)
+            _disc(draw, cx + side * r, cy + 0.12 * h, r, color)
         _stem(draw, cx, cy, h, color)
 
 
