@@ -353,7 +353,7 @@ def test_unknown_option_is_a_clear_error(name):
     with pytest.raises(ConfigError, match="no_such_option"):
         env_module(name).env(no_such_option=1)
     with pytest.raises(ConfigError, match="render_mode"):
-        env_module(name).env(render_mode="rgb_array")
+        env_module(name).env(render_mode="rgb_array_list")
 
 
 @pytest.mark.parametrize("name", NAMES)

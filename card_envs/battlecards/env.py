@@ -85,7 +85,8 @@ option                     default           meaning
 ``shaping_weight``         ``0.0``           per-round card-share shaping ``lambda`` (>= 0)
 ``shuffle_mid_game``       ``True``          test hook: ``False`` keeps recycles and the last-card
                                              tie deal in chronological order (R23)
-``render_mode``            ``None``          ``"ansi"`` (returns text) or ``"human"`` (prints)
+``render_mode``            ``None``          ``"ansi"`` (text), ``"human"`` (prints it) or ``"rgb_array"``
+``render_seat``            ``None``          ``"rgb_array"``: draw this seat's view; ``None``: every hand up
 ``keep_eliminated``        ``False``         env option: a knocked-out player stays in ``env.agents``
                                              (no decisions, zero mask, rewards still reported) until the
                                              game ends, then steps ``None`` once (the spec's convention);
@@ -103,6 +104,17 @@ distinct cards, jokers only with ``jokers=True``; card ``i`` goes to ``player_{i
 card a player receives is the top of their pile, the ``D mod N`` last cards are set aside). Other
 keys raise ``ConfigError`` naming the valid ones
 (except ``"options"``, PettingZoo's ``api_test`` probe, which is ignored).
+
+Rendering
+---------
+===============  ====================================================================================
+``render_mode``  ``env.render()`` returns
+===============  ====================================================================================
+``"rgb_array"``  an ``H x W x 3`` uint8 picture (W = 960; extra ``render``): this round's cards, the war
+                 by level, retired cards, and each seat's hand, face-down pile (a count) and face-up
+                 pile. Every hand and buried card face up, or with ``render_seat=k`` ``player_k``'s
+``"ansi"``       the table as text, every hand shown (``"human"`` prints it at every reset and step)
+===============  ====================================================================================
 
 Engines
 -------

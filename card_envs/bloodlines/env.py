@@ -83,7 +83,8 @@ option                   default       meaning
 ``max_turns``            ``200``       truncate when this turn ends; ``None``: no limit
 ``unfinished_result``    ``"royals"``  ``"royals"`` or ``"draw"``: scoring of stalemate/truncation
 ``shaping_weight``       ``0.0``       zero-sum reward per royal killed (>= 0)
-``render_mode``          ``None``      ``"ansi"`` (returns text) or ``"human"`` (prints)
+``render_mode``          ``None``      ``"ansi"`` (text), ``"human"`` (prints it) or ``"rgb_array"``
+``render_seat``          ``None``      ``"rgb_array"``: draw this seat's view; ``None``: both hands up
 =======================  ============  ==========================================================
 
 Reset options: ``seed``; ``options={"decks": [pile_0, pile_1]}`` stacks each player's draw pile
@@ -91,6 +92,17 @@ Reset options: ``seed``; ``options={"decks": [pile_0, pile_1]}`` stacks each pla
 number-card codes (``"2C"`` .. ``"10S"``), possibly partial, the rest following in canonical order
 ``2C .. 10C 2D .. 10S``. Other keys (``deck`` too) raise
 ``ConfigError`` naming the valid ones (except ``"options"``, PettingZoo's ``api_test`` probe).
+
+Rendering
+---------
+===============  ====================================================================================
+``render_mode``  ``env.render()`` returns
+===============  ====================================================================================
+``"rgb_array"``  an ``H x W x 3`` uint8 picture (W = 960; extra ``render``): each seat's royals with the
+                 hearts under them, units, diamond pool and jokers, hand, draw pile (a count) and
+                 discard pile. Both hands face up, or with ``render_seat=k`` only ``player_k``'s
+``"ansi"``       the table as text, every hand shown (``"human"`` prints it at every reset and step)
+===============  ====================================================================================
 
 Engines
 -------

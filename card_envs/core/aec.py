@@ -37,6 +37,10 @@ Conventions (shared by every game):
   ``PettingZooEnv``, SuperSuit and PettingZoo's own tests expect. Rewards are the same either way;
 * ``observe(agent)`` is valid for every agent at any time, side-effect free and cached until
   the next ``step``/``reset``;
+* ``render_mode``: ``"ansi"`` returns the table as text, ``"human"`` prints it at every reset and step,
+  ``"rgb_array"`` returns an ``H x W x 3`` uint8 picture of it (:mod:`card_envs.core.render`, extra
+  ``render``; one size per game config): every hand face up, or with ``render_seat=k`` only what
+  ``player_k`` sees, drawn from ``state.view(k)`` alone (hidden cards are backs);
 * ``reset(seed=s)`` reseeds; ``reset()`` continues the generator; ``reset(options={"deck": [...]})``
   (or ``"decks"``) stacks the deal as the game's spec says; any other key raises
   :class:`~card_envs.core.errors.ConfigError` naming the valid ones, except ``"options"``, the key
@@ -57,8 +61,9 @@ from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
 from card_envs.core.engine import Game, GameState
 from card_envs.core.errors import ConfigError
+from card_envs.core.render import check_render_seat, frame
 
-RENDER_MODES = ("ansi", "human")
+RENDER_MODES = ("ansi", "human", "rgb_array")
 
 
 class CardGameEnv(AECEnv):
@@ -77,7 +82,8 @@ class CardGameEnv(AECEnv):
                 "render_fps": 1,
             }
 
-    def __init__(self, render_mode: str | None = None, keep_eliminated: bool = False, **options: Any) -> None:
+    def __init__(self, render_mode: str | None = None, keep_eliminated: bool = False, render_seat: int | None = None,
+                 **options: Any) -> None:
         super().__init__()
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ConfigError(f"render_mode must be one of {RENDER_MODES} or None, got {render_mode!r}")
@@ -86,6 +92,8 @@ class CardGameEnv(AECEnv):
         self.render_mode = render_mode
         self.game = self.game_class(**options)
         n = self.game.num_players
+        #: the seat whose view ``rgb_array`` draws (None: every hand face up); see the module docstring
+        self.render_seat = check_render_seat(render_seat, render_mode, n)
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self._seat = {agent: i for i, agent in enumerate(self.possible_agents)}
         num_actions = self.game.num_actions
@@ -173,15 +181,17 @@ class CardGameEnv(AECEnv):
             self._obs_cache[agent] = cached
         return cached
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
             gymnasium.logger.warn(
                 "You are calling render method without specifying any render mode. "
-                f"Pass render_mode='ansi' or 'human' when creating {self.metadata['name']}."
+                f"Pass render_mode='ansi', 'human' or 'rgb_array' when creating {self.metadata['name']}."
             )
             return None
         if self.state_ is None:
             raise RuntimeError("render() needs reset() first")
+        if self.render_mode == "rgb_array":
+            return frame(self.state_, self.render_seat)
         text = self.state_.render()
         if self.render_mode == "human":
             print(text)

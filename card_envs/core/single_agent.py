@@ -65,6 +65,14 @@ illegal action         ``illegal_action="raise"`` (default of this class): :clas
                        ends (terminated) with reward -1 for the learner and
                        ``info["illegal_action"]`` set -- for learners without masking, and for
                        Gymnasium's and SB3's ``check_env``, which step with unmasked samples
+rendering              ``render_mode="ansi"``: the table as text. ``"rgb_array"``: an ``H x W x 3``
+                       uint8 picture of the table (:mod:`card_envs.core.render`, extra ``render``),
+                       every hand face up; ``render_seat=k`` draws seat ``k``'s view and
+                       ``render_seat="learner"`` the learner's (hidden cards face down, drawn from
+                       that seat's view alone). One size per game config, ``metadata["render_fps"]``
+                       1: Gymnasium's ``RenderCollection`` collects an episode's frames, and
+                       ``RecordVideo`` writes them as mp4 once moviepy is installed
+                       (``pip install "gymnasium[other]"``); ``card_envs.core.render.save_gif`` as GIF
 =====================  ======================================================================
 
 Opponents. Each is either an agent (``agents.players.base.Agent``: ``reset(game, seat)`` at the start of
@@ -103,6 +111,7 @@ from card_envs.core.config import finite_number
 from card_envs.core.decision import Decision
 from card_envs.core.engine import Game, GameState
 from card_envs.core.errors import ConfigError, StateError
+from card_envs.core.render import check_render_seat, frame
 
 #: redeals allowed when games keep ending before the learner's first decision
 MAX_REDEALS = 100
@@ -111,13 +120,13 @@ MAX_REDEALS = 100
 class SingleAgentEnv(gymnasium.Env):
     """One learner seat of ``game`` against ``opponents``; see the module docstring."""
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 1}
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 1}
 
     def __init__(self, game: str | Game, opponents: Any = None, *, seat: int | None = None,
                  options: Mapping[str, Any] | None = None, illegal_action: str = "raise",
                  render_mode: str | None = None, baseline: Any = None, draw_reward: float = 0.0,
                  advisor: Any = None, advise: Callable[[Decision, Any], np.ndarray] | None = None,
-                 **game_options: Any) -> None:
+                 render_seat: int | str | None = None, **game_options: Any) -> None:
         super().__init__()
         self.game = _make_game(game, options, game_options)
         players = self.game.num_players
@@ -125,8 +134,11 @@ class SingleAgentEnv(gymnasium.Env):
             raise ConfigError(f"{self.game.name}: a single-agent view needs at least 2 seats, the game has {players}")
         if seat is not None and not (isinstance(seat, (int, np.integer)) and 0 <= seat < players):
             raise ConfigError(f"seat must be None (random) or a seat 0..{players - 1}, got {seat!r}")
-        if render_mode not in (None, "ansi"):
-            raise ConfigError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        if render_mode not in (None, *self.metadata["render_modes"]):
+            raise ConfigError(f"render_mode must be None, 'ansi' or 'rgb_array', got {render_mode!r}")
+        #: whose view ``rgb_array`` draws: None (every hand face up), a seat, or ``"learner"`` (the learner's seat)
+        self.render_seat = render_seat if render_seat == "learner" and render_mode == "rgb_array" else \
+            check_render_seat(render_seat, render_mode, players)
         if illegal_action not in ("raise", "lose"):
             raise ConfigError(f"illegal_action must be 'raise' or 'lose', got {illegal_action!r}")
         self.render_mode = render_mode
@@ -226,12 +238,15 @@ class SingleAgentEnv(gymnasium.Env):
         """int8 mask of the learner's legal actions (all zeros once the episode is over)."""
         return self._mask
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
-            gymnasium.logger.warn("render() without render_mode; create the env with render_mode='ansi'")
+            gymnasium.logger.warn("render() without render_mode; create the env with render_mode='ansi' or "
+                                  "'rgb_array'")
             return None
         if self.state is None:
             raise StateError("render() needs reset() first")
+        if self.render_mode == "rgb_array":
+            return frame(self.state, self.seat if self.render_seat == "learner" else self.render_seat)
         return self.state.render()
 
     # -- the other seats ----------------------------------------------------------------------------

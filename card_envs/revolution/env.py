@@ -92,13 +92,25 @@ option                       default     meaning
 ``trick_reward``             ``0.0``     shaping weight ``w`` (>= 0) per trick
 ``void_inferences``          ``False``   (ours, not the spec's; needs ``full_recall``) also observe
                                          the cards each opponent may still hold
-``render_mode``              ``None``    ``"ansi"`` (returns text) or ``"human"`` (prints)
+``render_mode``              ``None``    ``"ansi"`` (text), ``"human"`` (prints it) or ``"rgb_array"``
+``render_seat``              ``None``    ``"rgb_array"``: draw this seat's view; ``None``: every hand up
 ===========================  ==========  ========================================================
 
 Reset options: ``seed``; ``options={"deck": [52 codes]}`` stacks hand 1 (index 0 = top; deck
 index ``i`` goes to seat ``(dealer + 1 + i) mod 4``); ``options={"decks": [[...], None, ...]}``
 one deck per hand (``None`` or missing hands are shuffled). Other keys raise
 ``ConfigError`` naming the valid ones (except ``"options"``, PettingZoo's ``api_test`` probe).
+
+Rendering
+---------
+===============  ====================================================================================
+``render_mode``  ``env.render()`` returns
+===============  ====================================================================================
+``"rgb_array"``  an ``H x W x 3`` uint8 picture (W = 960; extra ``render``): the current and previous
+                 tricks (with ``full_recall`` the earlier ones too), each seat's holding, tricks and
+                 score. Every holding face up, or with ``render_seat=k`` only ``player_k``'s
+``"ansi"``       the table as text, every hand shown (``"human"`` prints it at every reset and step)
+===============  ====================================================================================
 
 Version history
 ---------------

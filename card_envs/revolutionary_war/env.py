@@ -57,13 +57,25 @@ option               default          meaning
 ``reward_mode``      ``"win_loss"``   ``"win_loss"`` or ``"score_diff"``
 ``shaping_weight``   ``0.0``          capture shaping weight ``w`` (>= 0)
 ``max_steps``        ``None``         truncate after this many decisions
-``render_mode``      ``None``         ``"ansi"`` (returns text) or ``"human"`` (prints)
+``render_mode``      ``None``         ``"ansi"`` (text), ``"human"`` (prints it) or ``"rgb_array"``
+``render_seat``      ``None``         ``"rgb_array"``: draw this seat's view; ``None``: both hands up
 ===================  ===============  ================================================================
 
 Reset options: ``seed``; ``options={"deck": [52 codes]}`` stacks game 1 (index 0 = top; deal of
 spec section 3); ``options={"decks": [[...], None, ...]}`` one deck per match game (``None`` or
 missing games are shuffled). Other keys raise
 ``ConfigError`` naming the valid ones (except ``"options"``, PettingZoo's ``api_test`` probe).
+
+Rendering
+---------
+===============  ====================================================================================
+``render_mode``  ``env.render()`` returns
+===============  ====================================================================================
+``"rgb_array"``  an ``H x W x 3`` uint8 picture (W = 960; extra ``render``): the trump stack, draw
+                 deck, played round, removed cards, and each seat's hand and score pile. Both hands
+                 face up, or with ``render_seat=k`` only ``player_k``'s (drawn from its view alone)
+``"ansi"``       the table as text, every hand shown (``"human"`` prints it at every reset and step)
+===============  ====================================================================================
 
 Engines
 -------
