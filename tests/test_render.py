@@ -149,8 +149,7 @@ def test_gymnasium_collects_the_frames_of_an_episode_and_they_make_a_gif(tmp_pat
     assert iio.imread(path, index=None).shape[1:] == frames[0].shape
 
 
-def test_record_video_writes_an_mp4_when_moviepy_is_installed(tmp_path):
-    pytest.importorskip("moviepy")
+def test_record_video_writes_an_mp4(tmp_path):
     env = gymnasium.wrappers.RecordVideo(gymnasium.make("card_envs/Battlecards-v0", render_mode="rgb_array",
                                                         max_rounds=5), str(tmp_path), disable_logger=True)
     env.reset(seed=0)

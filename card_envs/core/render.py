@@ -123,7 +123,7 @@ def save_gif(frames: Sequence[np.ndarray], path: str | os.PathLike, fps: float =
     shapes = {np.shape(f) for f in frames}
     if len(shapes) != 1:
         raise ValueError(f"every frame of a GIF must have the same size, got {sorted(shapes)}")
-    imageio = _import("imageio.v3")
+    imageio = _imageio()
     path = os.fspath(path)
     handle, temporary = tempfile.mkstemp(suffix=".gif", dir=os.path.dirname(os.path.abspath(path)))
     os.close(handle)
@@ -503,17 +503,24 @@ def require_pillow() -> None:
 
 def _pillow() -> tuple[Any, Any, Any]:
     """Pillow's ``Image``, ``ImageDraw`` and ``ImageFont`` modules (extra ``render``)."""
-    image = _import("PIL.Image")
-    return image, _import("PIL.ImageDraw"), _import("PIL.ImageFont")
-
-
-def _import(name: str) -> Any:
-    import importlib
-
     try:
-        return importlib.import_module(name)
+        from PIL import Image, ImageDraw, ImageFont
     except ImportError as error:
-        from gymnasium.error import DependencyNotInstalled
+        raise _not_installed("PIL") from error
+    return Image, ImageDraw, ImageFont
 
-        raise DependencyNotInstalled(f"render_mode='rgb_array' and GIFs need {name.split('.')[0]} (Pillow and "
-                                     f"imageio): {INSTALL_HINT}") from error
+
+def _imageio() -> Any:
+    """imageio's v3 API (extra ``render``)."""
+    try:
+        import imageio.v3
+    except ImportError as error:
+        raise _not_installed("imageio") from error
+    return imageio.v3
+
+
+def _not_installed(name: str) -> Exception:
+    from gymnasium.error import DependencyNotInstalled
+
+    return DependencyNotInstalled(f"render_mode='rgb_array' and GIFs need {name} (Pillow and imageio): "
+                                  f"{INSTALL_HINT}")
