@@ -135,7 +135,7 @@ def test_a_config_class_declares_no_list_option():
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_python_engine_and_saved_games_agree_on_both_forms(case):
-    from agents.saved_games import game_record, load_game, replay_saved
+    from agents.tournaments.saved_games import game_record, load_game, replay_saved
 
     name, _, options = case
     listed, tupled = both_forms(options)
