@@ -45,7 +45,7 @@ FORMAT = "card_envs.saved_game"
 VERSION = 1
 
 
-class SavedGameError(ValueError):
+class SavedGameError(CardEnvsError):
     """A saved game that cannot be read or does not replay; the message says what is wrong."""
 
 
