@@ -4,6 +4,7 @@
     card-envs play --game revolution_v0 --seat 2 --opponents heuristic:counting random ismcts:sims=200
     card-envs play --game bloodlines_v0 --watch heuristic:defender heuristic:aggressor
     card-envs play --replay games/revolutionary_war_v0-...-000012.json
+    card-envs play --replay games/revolutionary_war_v0-...-000012.json --gif game.gif   # a GIF of it
     card-envs play --game battlecards_v0 --opponents heuristic:counter --ui terminal
 
 The web table is served on 127.0.0.1 (this machine only) and prints its URL. Every browser tab gets
@@ -21,6 +22,7 @@ from collections.abc import Sequence
 
 import card_envs
 from agents.players.registry import strongest_heuristic
+from agents.tournaments.saved_games import load_game, save_replay_gif
 from card_envs.core.commands import CommandParser, command_line, json_object, refuse
 
 
@@ -35,6 +37,8 @@ def parse_args(argv: Sequence[str] | None, prog: str = "python -m agents.play") 
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--watch", nargs="+", metavar="SPEC", help="watch these agents play (one per seat, or one)")
     what.add_argument("--replay", metavar="FILE", help="step through a saved game (match --save-games)")
+    parser.add_argument("--gif", metavar="OUT", help="with --replay: write the game as an animated GIF (every hand "
+                                                     "face up) and exit, instead of opening a table")
     parser.add_argument("--ui", choices=("web", "terminal"), default="web")
     parser.add_argument("--host", default="127.0.0.1", help="address to serve on (default 127.0.0.1: this machine)")
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
@@ -46,12 +50,18 @@ def parse_args(argv: Sequence[str] | None, prog: str = "python -m agents.play") 
         parser.error("--game is required (or --replay FILE)")
     if args.delay < 0:
         parser.error("--delay must be 0 or more")
+    if args.gif and not args.replay:
+        parser.error("--gif needs --replay FILE (the saved game to draw)")
     return args
 
 
 @command_line("python -m agents.play")
 def main(argv: Sequence[str] | None, prog: str) -> int:
     args = parse_args(argv, prog)
+    if args.gif:
+        frames = save_replay_gif(load_game(args.replay), args.gif, fps=1000 / max(args.delay * 1000, 1))
+        print(f"wrote {args.gif}: {frames} frames", file=sys.stderr)
+        return 0
     from agents.play.server import Setup  # needs the extra 'play': a missing one is named by command_line
     from agents.play.tables import TableError
 
