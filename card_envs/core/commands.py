@@ -121,3 +121,11 @@ def command_line(default_prog: str) -> Callable[[Main], Main]:
         return main
 
     return decorate
+
+
+def run_main(module: str, prog: str, argv: Sequence[str] | None = None) -> int:
+    """Import ``module`` and run its ``main(argv, prog)``, :func:`guarded`: a missing optional dependency met while
+    importing it is one line naming the extra, as bad input met while running it is."""
+    import importlib
+
+    return guarded(lambda: importlib.import_module(module).main(argv, prog=prog), prog)
