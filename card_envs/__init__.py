@@ -13,10 +13,14 @@
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from card_envs.core.errors import ConfigError
 from card_envs.registration import GYM_IDS, register_gym_ids
+
+if TYPE_CHECKING:  # the games stay unimported until asked for
+    from card_envs.core.aec import CardGameEnv, ClassicWrapper
+    from card_envs.core.engine import Game
 
 __version__ = "0.1.0"
 
@@ -30,17 +34,17 @@ def _module(name: str) -> Any:
     return importlib.import_module(f"card_envs.{name}")
 
 
-def make(name: str, **config: Any) -> Any:
+def make(name: str, **config: Any) -> ClassicWrapper:
     """``card_envs.make("revolutionary_war_v0", **config)`` is ``revolutionary_war_v0.env(**config)``."""
     return _module(name).env(**config)
 
 
-def make_raw(name: str, **config: Any) -> Any:
+def make_raw(name: str, **config: Any) -> CardGameEnv:
     """The unwrapped environment (illegal actions raise instead of ending the game)."""
     return _module(name).raw_env(**config)
 
 
-def make_game(name: str, **config: Any) -> Any:
+def make_game(name: str, **config: Any) -> Game:
     """The rules engine (:class:`card_envs.core.Game`) of an environment, without PettingZoo."""
     return _module(name).raw_env.game_class(**config)
 

@@ -1,4 +1,4 @@
 from card_envs.battlecards.env import BattlecardsEnv, env, raw_env
 
-__doc__ = BattlecardsEnv.__doc__
+__doc__ = BattlecardsEnv.__doc__ or ""
 __all__ = ["env", "raw_env"]

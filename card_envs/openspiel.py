@@ -85,6 +85,7 @@ import numpy as np
 import pyspiel
 
 import card_envs
+from card_envs.core.config import GameConfig
 from card_envs.core.engine import Game, GameState
 from card_envs.core.errors import ConfigError
 
@@ -104,13 +105,16 @@ _NO_MORE_THAN = 2**31 - 1  #: max_game_length of a config without a decision bou
 # -- parameters <-> options ----------------------------------------------------------------------------------
 
 
-def _option_kinds(config_class: type) -> dict[str, tuple[str, Any]]:
+def _option_kinds(config_class: type[GameConfig]) -> dict[str, tuple[str, Any]]:
     """Every option: (how it maps to a parameter, its default as a parameter value)."""
     hints = typing.get_type_hints(config_class)
     kinds = {}
     for field in dataclasses.fields(config_class):
         allowed = typing.get_args(hints[field.name]) or (hints[field.name],)
         default = field.default
+        if default is dataclasses.MISSING:
+            raise ConfigError(f"{config_class.__name__}.{field.name}: an option without a default has no "
+                              f"OpenSpiel parameter; give it the spec's default")
         if hints[field.name] in (bool, int, float) or typing.get_origin(hints[field.name]) is typing.Literal:
             kinds[field.name] = ("plain", default)
         elif int in allowed:  # int | None, int | Literal["random"]: -1 stands for the other value
@@ -122,13 +126,13 @@ def _option_kinds(config_class: type) -> dict[str, tuple[str, Any]]:
     return kinds
 
 
-def _parameter_defaults(config_class: type) -> dict[str, Any]:
+def _parameter_defaults(config_class: type[GameConfig]) -> dict[str, Any]:
     defaults = {name: (value[1] if kind == "int_or" else value)
                 for name, (kind, value) in _option_kinds(config_class).items()}
     return {**defaults, **_EXTRA_PARAMETERS}
 
 
-def options_from_parameters(config_class: type, parameters: Mapping[str, Any]) -> dict[str, Any]:
+def options_from_parameters(config_class: type[GameConfig], parameters: Mapping[str, Any]) -> dict[str, Any]:
     """The game options that OpenSpiel parameters stand for (the inverse of the module's table)."""
     options = {}
     for name, (kind, value) in _option_kinds(config_class).items():
@@ -145,7 +149,7 @@ def options_from_parameters(config_class: type, parameters: Mapping[str, Any]) -
     return options
 
 
-def parameters_from_options(config_class: type, options: Mapping[str, Any]) -> dict[str, Any]:
+def parameters_from_options(config_class: type[GameConfig], options: Mapping[str, Any]) -> dict[str, Any]:
     """The OpenSpiel parameters that stand for game ``options`` (the inverse of :func:`options_from_parameters`),
     one for each option given. The options are read as a config reads them (a list or a tuple alike, e.g. from
     JSON or YAML), so equal configs give equal parameters; a bad option is the config's :class:`ConfigError`."""
@@ -267,9 +271,10 @@ class CardEnvsGame(pyspiel.Game):
         return int(self._rng.integers(2**63))
 
     def _deck_ids(self) -> list[int]:
+        """The card ids of parameter ``deck`` (none without it)."""
         from card_envs.cards import card_id
 
-        return [card_id(code) for code in self.deck]
+        return [card_id(code) for code in self.deck or ()]
 
     def _check_explicit_deck(self) -> None:
         """``deck`` needs a game whose ``deck`` option takes these cards, and no chance after the deal."""
@@ -284,10 +289,12 @@ class CardEnvsGame(pyspiel.Game):
             raise ConfigError(f"{self.short_name}: with parameter 'deck' the deal may draw nothing more at random "
                               f"(explicit chance), but this config does (e.g. a random first player)")
 
-    def deal(self, rng: np.random.Generator, order: list[int] | None) -> GameState:
-        """The engine's deal: from ``rng`` (sampled), or of the explicit ``order`` of deck cards."""
-        if order is None:
-            return self.engine.new_state(rng)
+    def deal(self, rng: np.random.Generator) -> GameState:
+        """The engine's sampled deal, from ``rng``."""
+        return self.engine.new_state(rng)
+
+    def deal_in_order(self, order: list[int]) -> GameState:
+        """The engine's deal of the explicit ``order`` of deck cards (parameter ``deck``)."""
         from card_envs.cards import card_code
 
         state = self.engine.new_state(np.random.default_rng(0), {"deck": [card_code(c) for c in order]})
@@ -383,7 +390,8 @@ class CardEnvsState(pyspiel.State):
         return pyspiel.PlayerId.TERMINAL if engine.is_over else engine.current_player
 
     def _legal_actions(self, player: int) -> list[int]:
-        return self._position.state.legal_actions()
+        position = self._position  # OpenSpiel asks only the player to act, so after the deal
+        return [] if position is None else position.state.legal_actions()
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
         game = self.get_game()
@@ -408,12 +416,12 @@ class CardEnvsState(pyspiel.State):
 
     def _deal(self, game: CardEnvsGame, outcome: int) -> None:
         if game.deck is None:
-            engine = game.deal(np.random.default_rng(self._deal_seed), None)
+            engine = game.deal(np.random.default_rng(self._deal_seed))
         else:
             self._dealt.append(outcome)
             if len(self._dealt) < len(game.deck):
                 return
-            engine = game.deal(None, self._dealt)
+            engine = game.deal_in_order(self._dealt)
         self._position = _Position(engine)
         self._observe(engine, None, None)
 

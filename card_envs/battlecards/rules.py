@@ -20,6 +20,7 @@ Rule numbers in comments refer to the spec.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
@@ -853,10 +854,10 @@ class BattlecardsState(GameState):
         twin.set_aside = rest
         for p in range(n):
             if p != player:  # F_p: its pile cards of known generations (the rest, f_p, came from the deal)
-                pile_part = twin.piles[p] + [c for c, owner, source, _ in twin.table
-                                             if owner == p and source in (FROM_PILE, FROM_RECYCLED)]
+                pile_cards = twin.piles[p] + [c for c, owner, source, _ in twin.table
+                                              if owner == p and source in (FROM_PILE, FROM_RECYCLED)]
                 twin.pile_known[p] = [have - unknown for have, unknown in zip(
-                    _kind_counts(pile_part), unknown_in_pile[p], strict=True)]
+                    _kind_counts(pile_cards), unknown_in_pile[p], strict=True)]
                 twin.pile_unknown[p] = sum(unknown_in_pile[p])
                 twin.hand_kinds[p] = _kind_counts(twin.hands[p])
         twin._reseed_from(rng)
@@ -1087,8 +1088,7 @@ class Battlecards(Game):
                 cards.append(card_id(code))
             except DeckError as err:
                 raise DeckError(f"deck[{position}]: {err}") from None
-        seen: set[int] = set()
-        duplicates = sorted({CODES[c] for c in cards if c in seen or seen.add(c)})
+        duplicates = sorted(CODES[c] for c, copies in Counter(cards).items() if copies > 1)
         if duplicates:
             raise DeckError(f"deck: duplicated card(s) {', '.join(duplicates)}; each card may appear once")
         if not self.config.jokers and any(c in JOKER_IDS for c in cards):

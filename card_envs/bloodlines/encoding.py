@@ -156,8 +156,10 @@ _ONE_HOT3 = {-1: (0.0, 0.0, 0.0), 0: (1.0, 0.0, 0.0), 1: (0.0, 1.0, 0.0), 2: (0.
 _ONE_HOT4 = tuple(tuple(float(i == j) for j in range(4)) for i in range(4))
 _NO_UNITS = (0.0,) * 9
 #: surviving royals (a sorted tuple of J=0, Q=1, K=2) -> alive flags
-_ALIVE = {alive: tuple(float(r in alive) for r in range(3))
-          for alive in ((), (0,), (1,), (2,), (0, 1), (0, 2), (1, 2), (0, 1, 2))}
+_ALIVE: dict[tuple[int, ...], tuple[float, ...]] = {
+    alive: tuple(float(r in alive) for r in range(3))
+    for alive in ((), (0,), (1,), (2,), (0, 1), (0, 2), (1, 2), (0, 1, 2))
+}
 #: every entry outside the number-card blocks, written from one tuple of values each step, in this order
 _SCALARS = np.array(
     [*range(0, 8), *range(44, 50), *range(104, 110), *range(272, 294), 312, 313, *range(386, 406), 484],

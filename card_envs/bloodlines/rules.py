@@ -236,7 +236,7 @@ class BloodlinesView(NamedTuple):
     pile_sizes: tuple[int, int]
     royals: tuple[tuple[int, ...], tuple[int, ...]]
     hearts: tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...]]
-    defense: tuple[tuple[int, int, int], tuple[int, int, int]]
+    defense: tuple[tuple[int, ...], tuple[int, ...]]
     units: tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...]]
     attack: tuple[tuple[int, ...], tuple[int, ...]]
     jokers: tuple[tuple[int, ...], tuple[int, ...]]

@@ -60,7 +60,7 @@ from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
 from card_envs.core.engine import Game, GameState
-from card_envs.core.errors import ConfigError
+from card_envs.core.errors import ConfigError, StateError
 from card_envs.core.render import check_render_seat, frame
 
 RENDER_MODES = ("ansi", "human", "rgb_array")
@@ -115,10 +115,10 @@ class CardGameEnv(AECEnv):
         self._drops_eliminated = self._has_eliminations and not self.keep_eliminated
         self.state_: GameState | None = None
         self._obs_cache: dict[str, dict[str, np.ndarray]] = {}
-        self._mask: np.ndarray | None = None
         # one all-zero mask shared by every agent not to act; read-only, so sharing is safe
         self._no_mask = np.zeros(num_actions, np.int8)
         self._no_mask.setflags(write=False)
+        self._mask = self._no_mask  # nobody acts before the first reset
 
     # -- PettingZoo API ---------------------------------------------------------------------------
 
@@ -152,7 +152,7 @@ class CardGameEnv(AECEnv):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        state = self.state_
+        state = self._dealt()
         state.apply(action)  # raises IllegalActionError, state and env untouched
         rewards, cumulative = self.rewards, self._cumulative_rewards
         cumulative[agent] = 0.0
@@ -175,7 +175,7 @@ class CardGameEnv(AECEnv):
         cached = self._obs_cache.get(agent)
         if cached is None:
             seat = self._seat[agent]
-            state = self.state_
+            state = self._dealt()
             mask = self._mask if seat == state.current_player else self._no_mask
             cached = {"observation": self.game.encode(state.view(seat)), "action_mask": mask}
             self._obs_cache[agent] = cached
@@ -208,15 +208,23 @@ class CardGameEnv(AECEnv):
         """Mask of the agent to act (the shared read-only zero mask once over)."""
         return self._mask
 
+    def _dealt(self) -> GameState:
+        """``state_``, the episode's state; a :class:`StateError` before the first ``reset``."""
+        state = self.state_
+        if state is None:
+            raise StateError(f"{self.game.name}: call reset() before stepping or observing")
+        return state
+
     def _sync(self) -> None:
         """Point ``agent_selection``, masks and infos at the state after a reset or step."""
-        state = self.state_
+        state = self._dealt()
         self._obs_cache = {}
         if state.is_over:
             # as PettingZoo's classic envs: the selection moves on to the next seat, and every
             # agent is then stepped once with None to leave
             self._mask = self._no_mask
-            previous = self._seat.get(getattr(self, "agent_selection", None), -1)
+            selected = getattr(self, "agent_selection", "")  # none before the first reset ends
+            previous = self._seat.get(selected, -1)
             following = [a for a in self.agents if self._seat[a] > previous]
             self.agent_selection = (following or self.agents)[0]
         else:
@@ -322,7 +330,7 @@ def _in_discrete(action: Any, n: int) -> bool:
         return 0 <= action < n
     if isinstance(action, (np.generic, np.ndarray)) and np.issubdtype(action.dtype, np.integer) \
             and action.shape == ():
-        return bool(0 <= action < n)
+        return bool(0 <= action.item() < n)
     return False
 
 

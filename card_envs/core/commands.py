@@ -25,7 +25,7 @@ import functools
 import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Protocol
 
 from card_envs.core.errors import CardEnvsError
 from card_envs.extras import missing_message
@@ -34,6 +34,12 @@ from card_envs.extras import missing_message
 BAD_INPUT = 2
 
 Main = Callable[[Sequence[str] | None, str], int]
+
+
+class Command(Protocol):
+    """A decorated ``main``: ``argv`` defaults to ``sys.argv[1:]``, ``prog`` to the command's own name."""
+
+    def __call__(self, argv: Sequence[str] | None = None, prog: str = ...) -> int: ...
 
 
 class CommandParser(argparse.ArgumentParser):
@@ -109,11 +115,11 @@ def guarded(call: Callable[[], Any], prog: str) -> int:
     return status if isinstance(status, int) else 0
 
 
-def command_line(default_prog: str) -> Callable[[Main], Main]:
+def command_line(default_prog: str) -> Callable[[Main], Command]:
     """Decorate ``main(argv, prog)`` so that bad input raised inside it is one line and exit status 2
     (:func:`guarded`); ``prog`` defaults to ``default_prog``."""
 
-    def decorate(body: Main) -> Main:
+    def decorate(body: Main) -> Command:
         @functools.wraps(body)
         def main(argv: Sequence[str] | None = None, prog: str = default_prog) -> int:
             return guarded(lambda: body(argv, prog), prog)

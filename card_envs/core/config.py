@@ -40,7 +40,7 @@ import math
 import numbers
 import types
 import typing
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import numpy as np
@@ -145,10 +145,14 @@ def _as_json(value: Any) -> Any:
     return value
 
 
-@functools.cache
-def _type_hints(config_class: type) -> dict[str, Any]:
-    """The resolved annotation of every option of ``config_class`` (resolving them is slow: once a class)."""
+def _resolved_hints(config_class: type) -> dict[str, Any]:
     return typing.get_type_hints(config_class)
+
+
+#: The resolved annotation of every option of a config class (resolving them is slow: once a class). Typed as a
+#: function of ``type``: mypy checks a config class passed to the bare cache against ``Hashable`` through its
+#: instances' ``__hash__``, and a class object is always hashable.
+_type_hints: Callable[[type], dict[str, Any]] = functools.cache(_resolved_hints)
 
 
 def _kinds(hint: Any) -> tuple[Any, ...]:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
@@ -41,6 +41,8 @@ NO_PLAYER = -1  #: ``current_player`` once the game is over
 #: ``reset(seed=0, options={"options": 1})`` to check that ``reset`` takes ``options``; that exact key is
 #: let through so the stock checks pass, and every other unknown key is an error.
 PROBE_RESET_OPTIONS = frozenset({"options"})
+
+_State = TypeVar("_State", bound="GameState")  #: a state of one game: what its copies are
 
 
 class _EncodingModule:
@@ -215,7 +217,7 @@ class GameState(ABC):
     #: the state's generator once built; until then ``_rng_recipe`` says how to build it (a seed or a
     #: bit-generator state dict), so clones and samples cost no generator unless they meet chance
     _rng: np.random.Generator | None = None
-    _rng_recipe: int | dict[str, Any] | None = None
+    _rng_recipe: int | Mapping[str, Any] | None = None
     #: seat to act, or ``NO_PLAYER`` when the episode is over
     current_player: int
     terminated: bool
@@ -348,7 +350,7 @@ class GameState(ABC):
         """Total reward of every seat so far (the final result once ``is_over``)."""
         return list(self.cumulative)
 
-    def clone(self) -> GameState:
+    def clone(self: _State) -> _State:
         """An independent copy, including the random generator's state."""
         twin = self.__class__.__new__(self.__class__)
         twin.game = self.game
@@ -376,7 +378,7 @@ class GameState(ABC):
         return f"{self.game.name}: {what} for player_{self.current_player}; legal: {legal_names}"
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and self.to_dict() == other.to_dict()  # type: ignore[union-attr]
+        return type(other) is type(self) and self.to_dict() == other.to_dict()
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -400,9 +402,9 @@ def replay(game: Game, actions: Sequence[int], *, seed: int | None = None,
     return state
 
 
-def _rng_from_recipe(recipe: int | dict[str, Any] | None) -> np.random.Generator:
+def _rng_from_recipe(recipe: int | Mapping[str, Any] | None) -> np.random.Generator:
     """A generator from a seed (``default_rng(seed)``) or from a bit-generator state dict."""
-    if isinstance(recipe, dict):
+    if isinstance(recipe, Mapping):
         rng = np.random.Generator(getattr(np.random, recipe["bit_generator"])())
         rng.bit_generator.state = recipe
         return rng

@@ -101,7 +101,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import gymnasium
 import numpy as np
@@ -137,7 +137,8 @@ class SingleAgentEnv(gymnasium.Env):
         if render_mode not in (None, *self.metadata["render_modes"]):
             raise ConfigError(f"render_mode must be None, 'ansi' or 'rgb_array', got {render_mode!r}")
         #: whose view ``rgb_array`` draws: None (every hand face up), a seat, or ``"learner"`` (the learner's seat)
-        self.render_seat = render_seat if render_seat == "learner" and render_mode == "rgb_array" else \
+        self.render_seat: int | Literal["learner"] | None = "learner" \
+            if render_seat == "learner" and render_mode == "rgb_array" else \
             check_render_seat(render_seat, render_mode, players)
         if illegal_action not in ("raise", "lose"):
             raise ConfigError(f"illegal_action must be 'raise' or 'lose', got {illegal_action!r}")
@@ -204,7 +205,7 @@ class SingleAgentEnv(gymnasium.Env):
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         state = self.state
-        if self.ended:
+        if self.ended or state is None:  # no state: not started, so ended
             raise StateError(f"{self.game.name}: step() needs reset() first (the episode is over or not started)")
         if isinstance(action, (np.integer, np.ndarray)) and np.ndim(action) == 0:
             action = int(action)
@@ -270,6 +271,7 @@ class SingleAgentEnv(gymnasium.Env):
     def _baseline_return(self) -> float:
         """The baseline agent's return on this episode's deal, in the learner's seat, against the same
         opponents (reseeded as they were); ``self.state`` is left as the learner's game ended."""
+        assert self._replay is not None, "reset() keeps the deal whenever there is a baseline"
         played, seeds = self._replay
         replay = played.clone()
         learner_state, self.state = self.state, replay
@@ -290,7 +292,7 @@ class SingleAgentEnv(gymnasium.Env):
 
     def _play_opponents(self) -> float:
         """Let opponents act until the learner is to act or the game is over; the learner's reward meanwhile."""
-        state, seat, lineup = self.state, self.seat, self.lineup
+        state, seat, lineup = self._dealt(), self.seat, self.lineup
         earned = 0.0
         while not state.is_over:
             player = state.current_player
@@ -305,7 +307,7 @@ class SingleAgentEnv(gymnasium.Env):
     def _opponent_action(self, opponent: Any, player: int) -> int:
         if hasattr(opponent, "act"):
             return self._agent_action(opponent, player)
-        state = self.state
+        state = self._dealt()
         return int(opponent(self._encode(player), state.legal_mask()))
 
     def _agent_action(self, agent: Any, player: int) -> int:
@@ -313,13 +315,20 @@ class SingleAgentEnv(gymnasium.Env):
 
     def _decision(self, player: int) -> Decision:
         """The decision facing ``player`` (the one to act)."""
-        state = self.state
+        state = self._dealt()
         return Decision(self.game, player, state.view(player), state.legal_actions())
 
     def _draw_opponent(self, rng: np.random.Generator, seat: int) -> Any:
         if hasattr(self.opponents, "sample"):
             return _check_opponent(self.opponents.sample(rng, seat))
         return self.opponents[int(rng.integers(len(self.opponents)))]
+
+    def _dealt(self) -> GameState:
+        """``state``, the episode's state; a :class:`StateError` before the first ``reset``."""
+        state = self.state
+        if state is None:
+            raise StateError(f"{self.game.name}: call reset() first")
+        return state
 
     # -- what the learner sees -----------------------------------------------------------------------
 
@@ -328,15 +337,15 @@ class SingleAgentEnv(gymnasium.Env):
 
     def _encode(self, player: int) -> np.ndarray:
         """``player``'s observation vector: its encoded view, then the advice if there is an advisor."""
-        state = self.state
-        if self.advisors is None:
+        state, advise = self._dealt(), self.advise
+        if self.advisors is None or advise is None:  # the two come together (checked in __init__)
             return self.game.encode(state.view(player))
         if state.is_over or state.current_player != player:
             return np.concatenate([self.game.encode(state.view(player)), np.zeros(self.game.num_actions, np.float32)])
-        return self.advise(self._decision(player), self.advisors[player])
+        return advise(self._decision(player), self.advisors[player])
 
     def _final_info(self) -> dict[str, Any]:
-        state = self.state
+        state = self._dealt()
         winners = state.winners()
         won = self.seat in winners
         return {"returns": state.returns(), "winners": winners, "seat": self.seat,

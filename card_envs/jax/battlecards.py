@@ -120,6 +120,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+from collections.abc import Callable
 from typing import Any, ClassVar, NamedTuple
 
 import jax
@@ -143,6 +144,8 @@ from card_envs.battlecards.rules import (
     ROUND_CARD,
     WAR_CARD,
     WAR_UP,
+    Battlecards,
+    BattlecardsConfig,
     BattlecardsState,
     sorted_deck,
 )
@@ -321,8 +324,9 @@ def _kind_hot(kind: jax.Array) -> jax.Array:
     return _column(NUM_KINDS, kind) == kind
 
 
-_REDUCTION = {jnp.add: jnp.sum, jnp.maximum: jnp.max, jnp.minimum: jnp.min, jnp.logical_and: jnp.all,
-              jnp.logical_or: jnp.any}  #: the one-game reduction of each elementwise ``op`` of :func:`_over_seats`
+#: the one-game reduction of each elementwise ``op`` of :func:`_over_seats`
+_REDUCTION: dict[Any, Callable[[jax.Array], jax.Array]] = {
+    jnp.add: jnp.sum, jnp.maximum: jnp.max, jnp.minimum: jnp.min, jnp.logical_and: jnp.all, jnp.logical_or: jnp.any}
 
 
 def _over_seats(x: jax.Array, op: Any = jnp.add) -> jax.Array:
@@ -356,7 +360,7 @@ def _get_columns(rows: jax.Array, leaf: jax.Array) -> jax.Array:
     return leaf.at[..., rows].get(mode="clip", indices_are_sorted=True)
 
 
-def _of(x: jax.Array, seat: jax.Array, hot: jax.Array | None = None) -> jax.Array:
+def _of(x: jax.Array, seat: jax.Array | None, hot: jax.Array | None = None) -> jax.Array:
     """``x[seat]`` of a per-seat array (``(n, ...)``, ``seat`` per game), as selects (``hot``: the seat's
     one-hot, if computed already)."""
     row = x[0]
@@ -383,7 +387,7 @@ def _words(flow: Flow, shape: tuple[int, ...]) -> tuple[Flow, jax.Array]:
     return flow._replace(counter=flow.counter + jnp.uint32(size)), words
 
 
-def _retired(kind: jax.Array, retire_level: jax.Array) -> jax.Array:
+def _retired(kind: jax.Array | np.ndarray, retire_level: jax.Array) -> jax.Array:
     """R21: a natural card of value at or below the retirement level is retired when drawn."""
     return (kind != JOKER_KIND) & (kind + 2 <= retire_level)
 
@@ -443,7 +447,7 @@ def _draws_until_kept(seed: jax.Array, first_word: jax.Array, shuffled: jax.Arra
         card = _KINDS == kind
         return pile - card, kept + ~_retired(kind, retire_level), drawn + card, j + 1
 
-    start = (shuffled, jnp.int32(0), jnp.zeros_like(shuffled), jnp.uint32(0))
+    start: tuple[jax.Array, ...] = (shuffled, jnp.int32(0), jnp.zeros_like(shuffled), jnp.uint32(0))
     return jax.lax.while_loop(more, draw, start)[2]
 
 
@@ -524,11 +528,11 @@ def _drawn_rows(words: jax.Array, counts: jax.Array, taken: jax.Array) -> jax.Ar
                                                  for j in range(draws)]) for k in range(NUM_KINDS)])
 
 
-def _per_kind(kinds: jax.Array, where: jax.Array) -> jax.Array:
+def _per_kind(kinds: jax.Array, where: jax.Array | np.ndarray) -> jax.Array:
     """Per-kind counts of the cards ``kinds[..., i]`` with ``where[..., i]`` (a sum of compares per draw: XLA's
     CPU code for a reduction over the middle axis is slow)."""
-    return sum((jnp.where(where[..., i], kinds[..., i], NUM_KINDS)[..., None] == _KINDS).astype(jnp.int32)
-               for i in range(kinds.shape[-1]))
+    return functools.reduce(jnp.add, [(jnp.where(where[..., i], kinds[..., i], NUM_KINDS)[..., None] == _KINDS)
+                                      .astype(jnp.int32) for i in range(kinds.shape[-1])])
 
 
 def _scaled(parts: list[Any]) -> list[jax.Array]:
@@ -565,9 +569,12 @@ def _take_known(known: jax.Array, unknown: jax.Array, cards: jax.Array) -> tuple
 # -- the environment ------------------------------------------------------------------------------------
 
 
-class Env(CardEnv):
+class Env(CardEnv[BattlecardsState]):
     """``battlecards_v0`` as a ``pgx.Env``; see the module docstring, and the env's docstring
     (``help(card_envs.battlecards_v0)``) for the observation, action and reward tables."""
+
+    game: Battlecards
+    config: BattlecardsConfig
 
     name = "battlecards_v0"
     state_class = State
@@ -585,11 +592,10 @@ class Env(CardEnv):
         self._most = c.hand_size + c.war_facedown_count
         self.deck_kinds = np.asarray(KIND, np.int32)[sorted_deck(c.jokers)]
         self.composition = np.bincount(self.deck_kinds, minlength=NUM_KINDS).astype(np.int32)
+        self.round_fraction: np.ndarray | None = None
         if c.max_rounds is not None and c.max_rounds <= 1 << 16:
             # obs[513] is rounds / max_rounds in float64, then float32 (encoding.py): the same numbers
             self.round_fraction = (np.arange(c.max_rounds + 1) / c.max_rounds).astype(np.float32)
-        else:
-            self.round_fraction = None
 
     # -- Pgx API -------------------------------------------------------------------------------------
 
@@ -644,10 +650,12 @@ class Env(CardEnv):
         running = jnp.asarray(np.cumsum(self.composition).astype(np.int32))
         return jax.lax.fori_loop(0, size, place, (running, jnp.zeros(size, jnp.int32)))[1]
 
-    def _step(self, state: State, action: jax.Array, key: jax.Array) -> State:
+    def _step(self, state: State, action: jax.Array, key: jax.Array | None) -> State:
         """One state (and ``jax.vmap``): :meth:`_full_step`. A batch with the batch axis last
         (``step_batch_last``): :meth:`_common_step` for every game, vectorised across games, and the full step
         for the few games it does not cover (:meth:`_rare_steps`)."""
+        if key is None:
+            raise ValueError("battlecards_v0 draws at random in its steps: _step needs a key")
         if jnp.ndim(state._phase) == 0:
             return self._full_step(state, action, key)
         seeds = jax.vmap(lambda k: jax.random.bits(k, (), jnp.uint32))(key)
@@ -729,6 +737,8 @@ class Env(CardEnv):
         fits = jnp.minimum(self.config.hand_size - in_hand, pile) <= 1
         covered = _over_seats(fits, jnp.logical_and) & (_over_seats(recycle) <= (0 if self.ordered else 1))
         top = self._pile_top(g, 0)
+        from_order: jax.Array | bool
+        recycled: jax.Array | int
         if self.ordered:  # every pile is in order
             kind = _keep(jnp.where(draw, top, NUM_KINDS))
             from_order, recycled = True, 0
@@ -741,7 +751,7 @@ class Env(CardEnv):
             recycled = self._recycled_draws(g, recycle, seed)
         drawn = (_column(NUM_KINDS, seed)[None] == kind[:, None]).astype(jnp.int32)
         pile_known, pile_unknown = _take_known(g.pile_known, g.pile_unknown, drawn + recycled)
-        from_rand = drawn * ~from_order[:, None] if not self.ordered else 0
+        from_rand = drawn * jnp.logical_not(from_order)[:, None] if not self.ordered else 0
         g = g._replace(hand=g.hand + drawn + recycled, pile_rand=g.pile_rand - from_rand - recycled,
                        pile_n=g.pile_n - (draw & from_order), pile_known=pile_known, pile_unknown=pile_unknown)
         return g, covered
@@ -937,10 +947,10 @@ class Env(CardEnv):
             from_rand = current - ordered
             flow, words = _words(flow, (n, most))
             kinds = _draw_kinds(words, g.pile_rand, g.face_up, from_rand, total - current)
-            to_the_hand = _per_kind(kinds, ordered[:, None] + j < to_hand[:, None])
+            to_hand_by_kind = _per_kind(kinds, ordered[:, None] + j < to_hand[:, None])
             every = _per_kind(kinds, np.ones(most, np.bool_))
             from_up = _per_kind(kinds, j >= from_rand[:, None])  # R11d
-            drawn, placed = drawn + to_the_hand, placed + every - to_the_hand
+            drawn, placed = drawn + to_hand_by_kind, placed + every - to_hand_by_kind
             g = g._replace(pile_rand=jnp.where(recycled[:, None], g.face_up - from_up,
                                                g.pile_rand - (every - from_up)))
         slots = np.arange(size)
@@ -984,6 +994,7 @@ class Env(CardEnv):
         (not ``first``) is shuffled unless every pile is in order."""
         slots = np.arange(self.deck_size)
         pile, pile_n, shuffled, level = g.pile[p].astype(jnp.int32), g.pile_n[p], g.pile_rand[p], g.retire_level
+        left = pile_n  # (set by every path below)
         if first or self.ordered:
             present = slots < pile_n
             keepable = present & ~_retired(pile, level)
@@ -1018,7 +1029,7 @@ class Env(CardEnv):
         first = _over_seats(jnp.where(g.active, after, n), jnp.minimum)
         return _wrap(p + 1 + jnp.where(first == n, 0, first), n)
 
-    def _next_in_war(self, g: Game, below: jax.Array) -> tuple[jax.Array, jax.Array]:
+    def _next_in_war(self, g: Game, below: jax.Array | int) -> tuple[jax.Array, jax.Array]:
         """R11 / R12 reverse entry order: the non-stuck participant with the highest entry position below
         ``below``, and whether there is one."""
         rank = jnp.where(g.participant & ~g.stuck & (g.entry < below), g.entry, 0)
@@ -1388,7 +1399,7 @@ class Env(CardEnv):
         table_up = _over_seats(g.table_up)
         unaccounted = (g.composition - _over_seats(g.face_up) - table_up - g.discard - _over_seats(g.known)
                        + own(g.known) - own(g.hand) - own(g.pile_known) - own(g.table_buried))
-        if self.round_fraction is not None:
+        if self.round_fraction is not None and c.max_rounds is not None:
             rounds = jnp.asarray(self.round_fraction)[jnp.minimum(g.rounds, c.max_rounds)]
         elif c.max_rounds is not None:
             rounds = g.rounds.astype(f32) / f32(c.max_rounds)
@@ -1408,7 +1419,7 @@ class Env(CardEnv):
 
     # -- Python positions ----------------------------------------------------------------------------------
 
-    def _game_fields(self, s: BattlecardsState, seed: tuple[int, ...]) -> dict[str, np.ndarray]:
+    def _game_fields(self, s: BattlecardsState, seed: tuple[int, ...]) -> dict[str, np.ndarray | np.generic]:
         n, size = self.n, self.deck_size
         pile = np.zeros((n, size), np.int8)
         for p, cards in enumerate(s.piles):

@@ -93,6 +93,7 @@ from typing import Any, ClassVar
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 from pgx._src.struct import dataclass
 
 from card_envs.bloodlines import rules
@@ -131,10 +132,13 @@ from card_envs.bloodlines.rules import (
     Z_PILE,
     Z_POOL,
     Z_UNIT,
+    Bloodlines,
+    BloodlinesConfig,
+    BloodlinesState,
 )
 from card_envs.cards import JOKER_IDS
 from card_envs.core.engine import NO_PLAYER
-from card_envs.jax.core import FALSE, CardEnv, CardState, key_words, padded
+from card_envs.jax.core import FALSE, CardEnv, CardState, Fields, key_words, padded
 from card_envs.jax.core import _column as column
 
 NUM_CARDS = NUM_NUMBER_CARDS  # 36 number cards per seat
@@ -235,7 +239,7 @@ _SOURCE_AT = dict(zip(_SOURCE_SIZE, np.cumsum([0, *_SOURCE_SIZE.values()])[:-1].
 _EQUALS, _AT_MOST, _LOOKUP = 0, 1, 2  # x == v, x <= v, table[v + x]
 
 
-def _observation_tables(config: Any) -> dict[str, np.ndarray]:
+def _observation_tables(config: BloodlinesConfig) -> dict[str, np.ndarray]:
     """Every observation entry as one rule on one entry of the observer's source vector (``Env._observe``):
 
     =============  =============================================================================
@@ -387,7 +391,7 @@ def _once(x: jax.Array) -> jax.Array:
     return jnp.stack([x, jnp.zeros_like(x)]).sum(0, dtype=jnp.int32)
 
 
-def _rows(x: jax.Array, batch: tuple[int, ...]) -> jax.Array:
+def _rows(x: ArrayLike, batch: tuple[int, ...]) -> jax.Array:
     """``x`` with its entry axes flattened into axis 0 (its ``batch`` axes, if any, kept last)."""
     return jnp.reshape(x, (-1, *batch))
 
@@ -438,12 +442,15 @@ def _seen_from(pair: jax.Array, seat: jax.Array) -> jax.Array:
 # -- the engine -------------------------------------------------------------------------------------
 
 
-class Env(CardEnv):
+class Env(CardEnv[BloodlinesState]):
     """Bloodlines (``bloodlines_v0``) in JAX; see the module docstring.
 
     The Python engine (``card_envs.bloodlines``) is the reference: ``from_state`` converts any of its
     positions, and ``card_envs.jax.lockstep`` checks the two agree on every decision.
     """
+
+    game: Bloodlines
+    config: BloodlinesConfig
 
     name = "bloodlines_v0"
     state_class = State
@@ -499,7 +506,7 @@ class Env(CardEnv):
             state = self._end_step1(state, self._forced(state)[0])
         return state.replace(legal_action_mask=self._legal_action_mask(state))
 
-    def _step(self, state: State, action: jax.Array, key: jax.Array) -> State:
+    def _step(self, state: State, action: jax.Array, key: jax.Array | None) -> State:
         del key  # nothing is shuffled after setup (S7, A36)
         state = self._apply(state.replace(rewards=jnp.zeros_like(state.rewards)), action)
         if self.config.auto_skip_forced:
@@ -861,8 +868,8 @@ class Env(CardEnv):
 
     # -- Python positions ---------------------------------------------------------------------------
 
-    def _game_fields(self, py_state: Any) -> dict[str, Any]:
-        """The arrays of the module table from a ``BloodlinesState``."""
+    def _game_fields(self, py_state: BloodlinesState, seed: tuple[int, ...]) -> Fields:
+        """The arrays of the module table from a ``BloodlinesState`` (no chance fields: ``seed`` is unused)."""
         order = np.full((2, NUM_CARDS), -1, np.int32)  # cards out of the pile: below ``_top``
         top = np.zeros(2, np.int32)
         for p in (0, 1):

@@ -106,7 +106,7 @@ import importlib.util
 import inspect
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeAlias, TypeVar
 
 import jax
 import jax.numpy as jnp
@@ -131,6 +131,11 @@ JAX_GAMES: dict[str, str] = {
 #: ``current_player`` of a state whose episode is over
 OVER_PLAYER = 0
 
+#: the Python engine's state class of a game (what ``from_state`` converts)
+PyState = TypeVar("PyState", bound=GameState)
+#: arrays (and numpy scalars) by field name, the numpy form of a state's fields (``_game_fields``)
+Fields: TypeAlias = "dict[str, np.ndarray | np.generic]"
+
 #: rank value per card id (A=1 .. K=13, jokers 0) and suit index (C=0 .. S=3, jokers -1), as numpy constants:
 #: indexing them inside a trace embeds them in the compiled step
 RANK_VALUE = np.asarray(_RANK_VALUE, dtype=np.int32)
@@ -154,10 +159,10 @@ class CardState(pgx.State):
     name: ClassVar[str] = ""
 
     @property
-    def env_id(self) -> str:  # type: ignore[override]
+    def env_id(self) -> str:
         return self.name
 
-    def _repr_html_(self) -> None:  # type: ignore[override]
+    def _repr_html_(self) -> None:
         return None  # notebooks fall back to repr(): Pgx's SVG renderer does not know the card games
 
     def to_svg(self, **_: Any) -> str:
@@ -167,8 +172,9 @@ class CardState(pgx.State):
         )
 
 
-class CardEnv(pgx.Env):
-    """The ``pgx.Env`` of one game under fixed options; see the module docstring."""
+class CardEnv(pgx.Env, Generic[PyState]):
+    """The ``pgx.Env`` of one game under fixed options; see the module docstring. ``PyState``: the Python
+    engine's state class."""
 
     name: ClassVar[str]
     state_class: ClassVar[type[CardState]]
@@ -197,7 +203,7 @@ class CardEnv(pgx.Env):
     # -- the Pgx API ------------------------------------------------------------------------------
 
     @property
-    def id(self) -> str:  # type: ignore[override]
+    def id(self) -> str:
         return self.name
 
     @property
@@ -309,12 +315,12 @@ class CardEnv(pgx.Env):
     def _legal_action_mask(self, state: CardState) -> jax.Array:
         raise NotImplementedError
 
-    def _game_fields(self, py_state: GameState, seed: tuple[int, ...]) -> dict[str, np.ndarray]:
+    def _game_fields(self, py_state: PyState, seed: tuple[int, ...]) -> Fields:
         raise NotImplementedError
 
     # -- Python positions ---------------------------------------------------------------------------
 
-    def from_state(self, py_state: GameState, key: jax.Array | None = None) -> CardState:
+    def from_state(self, py_state: PyState, key: jax.Array | None = None) -> CardState:
         """The JAX state equal to ``py_state`` (any position, any time in the episode).
 
         Equal means: the same observation for every seat, legal mask, rewards of the last step, flags and
@@ -324,7 +330,7 @@ class CardEnv(pgx.Env):
         so a lockstep test of ``from_state`` checks them."""
         return self._finish_conversion(self._base_fields(py_state, _seed(key)))
 
-    def from_states(self, py_states: Sequence[GameState], key: jax.Array | None = None) -> CardState:
+    def from_states(self, py_states: Sequence[PyState], key: jax.Array | None = None) -> CardState:
         """``from_state`` of each, stacked along a new leading batch axis (one jitted pass for the batch;
         each state draws its chance fields from its own stream of ``key``)."""
         if not py_states:
@@ -334,7 +340,7 @@ class CardEnv(pgx.Env):
         stacked = {name: np.stack([row[name] for row in rows]) for name in rows[0]}
         return self._finish_conversions(stacked)
 
-    def _base_fields(self, py_state: GameState, seed: tuple[int, ...]) -> dict[str, np.ndarray]:
+    def _base_fields(self, py_state: PyState, seed: tuple[int, ...]) -> Fields:
         game = py_state.game
         if game.name != self.name or game.config != self.config:
             raise ConfigError(
@@ -342,7 +348,7 @@ class CardEnv(pgx.Env):
                 f"({self.name} under {self.config}); make the engine with the state's options"
             )
         over = py_state.terminated or py_state.truncated
-        fields = {
+        fields: Fields = {
             "current_player": np.int32(OVER_PLAYER if over else py_state.current_player),
             "observation": np.zeros(self.observation_shape, np.float32),
             "rewards": np.asarray(py_state.rewards, np.float32),
@@ -351,7 +357,8 @@ class CardEnv(pgx.Env):
             "legal_action_mask": np.zeros(self.num_actions, np.bool_),
             "_step_count": np.int32(len(py_state.history)),
         }
-        game_fields = self._game_fields(py_state, seed) if self._fields_take_seed else self._game_fields(py_state)
+        game_fields = self._game_fields(py_state, seed) if self._fields_take_seed else \
+            self._game_fields(py_state)  # type: ignore[call-arg]  # the documented form without chance fields
         fields.update({name: np.asarray(value) for name, value in game_fields.items()})
         return fields
 
@@ -457,6 +464,7 @@ def shuffled(key: jax.Array, n: int, hashed: bool = False) -> jax.Array:
     index_bits = max(1, (n - 1).bit_length())
     low = jnp.uint32((1 << index_bits) - 1)
     order = jnp.arange(n, dtype=jnp.uint32)
+    words: jax.Array | list[jax.Array]
     if hashed:
         words = random_words(key, (2, n))
     else:
@@ -490,7 +498,7 @@ class ExactRatios:
         trailing batch axes): ``n * float32(1 / d)`` (an IEEE product, as XLA computes it), replaced by the
         table's value at the few numerators where that product is one ulp off. Elementwise, so XLA
         vectorises it across a batch (a gather per entry compiles to a scalar loop)."""
-        rows = []
+        rows: list[jax.Array] = []
         for (denominator, top), numerator in zip(self.parts, numerators, strict=True):
             exact = self.table[self.offsets[len(rows)]:][: top + 1]
             reciprocal = np.float32(1 / denominator)
@@ -713,6 +721,7 @@ def across_devices(fn: Callable[..., Any], *, batch_axis: int = 0,
     @functools.partial(jax.jit, donate_argnums=0)
     def run(states: Any, key: jax.Array, *args: Any) -> tuple[Any, Any]:
         # empty arrays (a game's unused option arrays) stay out of the split: JAX gives them no sharding
+        tree: Any  # a PyTreeDef: jaxlib declares none of its methods (a compiled module without stubs)
         leaves, tree = jax.tree.flatten(states)
         kept = [leaf for leaf in leaves if leaf.size]
         specs = _batch_specs(kept, batch_axis, mesh.size)
@@ -750,7 +759,7 @@ def _batch_mesh(devices: Sequence[Any] | None) -> Any:
     return Mesh(np.array(list(devices or jax.devices())), ("batch",))
 
 
-def _part_shape(shape: tuple[int, ...], batch_axis: int, parts: int) -> tuple[int, ...]:
+def _part_shape(shape: tuple[int, ...] | list[int], batch_axis: int, parts: int) -> tuple[int, ...]:
     shape = list(shape)
     shape[batch_axis] //= parts
     return tuple(shape)

@@ -166,7 +166,7 @@ class Lockstep:
         for t in itertools.count():
             live = ~finished_before & (np.arange(self.chunk) < size)
             changed = np.flatnonzero(live[:size])
-            _put_rows(fields, changed, [env._base_fields(games[r].state, (games[0].seed, t, r)) for r in changed],
+            _put_rows(fields, changed, [env._base_fields(games[r].state, (games[0].seed, t, int(r))) for r in changed],
                       size, self.chunk)
             _put_rows(expected, changed, [_expected(games[r].state, env.num_players) for r in changed], size,
                       self.chunk)
@@ -213,7 +213,7 @@ class Lockstep:
                       for name in self.compared_fields}
         seen = {(d.seed, d.check) for d in report.divergences}
         suspects = rows & _rows_that_differ(expected, got, arrays)  # the per-row report below only where needed
-        for r in np.flatnonzero(suspects):
+        for r in np.flatnonzero(suspects).tolist():
             episode = games[r]
             differences = list(_differences(expected, got, r))
             differences += [(name, want[r].tolist(), have[r].tolist()) for name, (want, have) in arrays.items()

@@ -109,7 +109,6 @@ import jax.numpy as jnp
 import numpy as np
 from pgx._src.struct import dataclass
 
-from card_envs.core.engine import GameState
 from card_envs.jax.core import FALSE, CardEnv, CardState, ExactRatios, hashed_words, key_words
 from card_envs.jax.core import _column as column
 from card_envs.revolution import encoding
@@ -130,6 +129,9 @@ from card_envs.revolution.rules import (
     OVER,
     PASS,
     TRICKS_TO_WIN_HAND,
+    Revolution,
+    RevolutionConfig,
+    RevolutionState,
     recall_limits,
 )
 
@@ -187,8 +189,11 @@ class State(CardState):
     _deal_seed: Array = jnp.zeros(2, dtype=jnp.uint32)
 
 
-class Env(CardEnv):
+class Env(CardEnv[RevolutionState]):
     """Revolution under fixed options (a ``pgx.Env``); see the module docstring."""
+
+    game: Revolution
+    config: RevolutionConfig
 
     name = "revolution_v0"
     state_class = State
@@ -461,7 +466,7 @@ class Env(CardEnv):
 
     # -- Python positions -----------------------------------------------------------------------------
 
-    def _game_fields(self, py_state: GameState, seed: tuple[int, ...]) -> dict[str, Any]:
+    def _game_fields(self, py_state: RevolutionState, seed: tuple[int, ...]) -> dict[str, Any]:
         config = self.config
         log = py_state.hand_log
         played = [0, 0, 0, 0]
@@ -504,13 +509,12 @@ def _words(bits: int) -> list[int]:
     return [(bits >> (HAND_SIZE * suit)) & FULL_WORD for suit in range(4)]
 
 
-def _next_deal(py_state: GameState, rng: np.random.Generator) -> list[int]:
+def _next_deal(py_state: RevolutionState, rng: np.random.Generator) -> list[int]:
     """The holdings (52-bit masks by seat) of the hand after ``py_state``'s (R19): its pending stacked
     deck (section 3.3), else a deck shuffled by ``rng`` (chance the Python state has not drawn yet). Deck
     index ``i`` goes to seat ``(dealer + 1 + i) mod 4`` of the next dealer."""
-    deck = py_state.pending_decks[0] if py_state.pending_decks else None
-    if deck is None:
-        deck = rng.permutation(NUM_CARDS)
+    stacked = py_state.pending_decks[0] if py_state.pending_decks else None
+    deck = rng.permutation(NUM_CARDS) if stacked is None else stacked
     dealer = (py_state.dealer + 1) & 3
     holdings = [0] * NUM_PLAYERS
     for index, card in enumerate(deck):
@@ -678,7 +682,7 @@ def _deal_next_cards(state: State, words: Array) -> State:
     equally likely, whatever the order of the cards."""
     need, dealt = state._next_need, state._next_dealt
     dealing = dealt < NUM_CARDS
-    seats = []
+    drawn = []
     for word in words:
         left = jnp.maximum(NUM_CARDS - dealt, 1).astype(jnp.uint32)
         draw = (((word >> 16) * left + (((word & 0xFFFF) * left) >> 16)) >> 16).astype(jnp.int32)
@@ -688,11 +692,11 @@ def _deal_next_cards(state: State, words: Array) -> State:
         seat = (draw >= first).astype(jnp.int32) + (draw >= second) + (draw >= third)
         need = need - ((_seats(seat) == seat) & dealing)
         dealt = dealt + dealing
-        seats.append(seat)
+        drawn.append(seat)
     # the receiving seats by suit (2 bits each) and the rank's bit (none once the deal is complete) in one word,
     # computed once: a stack of them would draw each suit's seat again with the draws before it
     rank_bit = jnp.where(dealing, 1 << (state._next_dealt // NUM_PLAYERS), 0)
-    dealt_word = _once(sum(seat << (2 * suit) for suit, seat in enumerate(seats)) | (rank_bit << 8))
+    dealt_word = _once(sum(seat << (2 * suit) for suit, seat in enumerate(drawn)) | (rank_bit << 8))
     seats, rank_bit = (dealt_word >> (2 * _seats(dealt_word))) & 3, dealt_word >> 8
     gets = _seats(dealt)[:, None] == seats[None]  # [seat, suit]
     held = state._next_holdings | jnp.where(gets, rank_bit, 0)

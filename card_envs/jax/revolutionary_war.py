@@ -67,9 +67,17 @@ import numpy as np
 from pgx._src.struct import dataclass
 
 from card_envs.cards import RANK_VALUE
-from card_envs.core.engine import GameState
-from card_envs.jax.core import CardEnv, CardState, ExactRatios, padded, shuffled, tree_where
-from card_envs.revolutionary_war.rules import CONCEDE, DECK_SIZE, HAND_SIZE, NUM_RANKS, STACK_SIZE
+from card_envs.jax.core import CardEnv, CardState, ExactRatios, Fields, padded, shuffled, tree_where
+from card_envs.revolutionary_war.rules import (
+    CONCEDE,
+    DECK_SIZE,
+    HAND_SIZE,
+    NUM_RANKS,
+    STACK_SIZE,
+    RevolutionaryWar,
+    RevolutionaryWarConfig,
+    RevolutionaryWarState,
+)
 
 DRAW_DECK_SIZE = DECK_SIZE - 2 * HAND_SIZE - STACK_SIZE  #: 39 cards face down after the deal
 #: dtype of the card arrays (counts, ranks, card ids): small arrays move less memory in a batched step
@@ -99,9 +107,12 @@ class State(CardState):
     _decks: jax.Array
 
 
-class Env(CardEnv):
+class Env(CardEnv[RevolutionaryWarState]):
     """``revolutionary_war_v0`` as a ``pgx.Env``; see the module docstring and the env's docstring
     (``help(card_envs.revolutionary_war_v0)``) for the observation, action and reward tables."""
+
+    game: RevolutionaryWar
+    config: RevolutionaryWarConfig
 
     name = "revolutionary_war_v0"
     state_class = State
@@ -303,7 +314,7 @@ class Env(CardEnv):
 
     # -- Python positions ---------------------------------------------------------------------------
 
-    def _game_fields(self, py_state: GameState, seed: tuple[int, ...]) -> dict[str, np.ndarray]:
+    def _game_fields(self, py_state: RevolutionaryWarState, seed: tuple[int, ...]) -> Fields:
         deck = padded(_ranks(py_state.deck), DRAW_DECK_SIZE, dtype=np.int8)
         return {
             "_hands": np.stack([_rank_counts(hand) for hand in py_state.hands]),
@@ -325,7 +336,7 @@ class Env(CardEnv):
             "_decks": self._later_decks(py_state, seed),
         }
 
-    def _later_decks(self, py_state: Any, seed: tuple[int, ...]) -> np.ndarray:
+    def _later_decks(self, py_state: RevolutionaryWarState, seed: tuple[int, ...]) -> np.ndarray:
         """Decks of games 2 .. G: the Python state's stacked ones (``pending_decks``), the rest shuffled."""
         decks = np.zeros((self.max_games - 1, DECK_SIZE), np.int8)
         if not len(decks):

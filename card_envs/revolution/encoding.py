@@ -73,6 +73,7 @@ from typing import Any
 import numpy as np
 
 from card_envs.core.engine import unit_bounds
+from card_envs.core.errors import ConfigError
 from card_envs.revolution.rules import ACTION_NAMES, OVER, RANK_OF, RevolutionView, possible_holdings
 
 OBSERVATION_SIZE = 541
@@ -172,6 +173,9 @@ def _fill_recall(obs: np.ndarray, view: RevolutionView) -> None:
     if ones:
         obs[ones] = 1.0
     passes = view.passes_this_hand
+    if passes is None:
+        raise ConfigError("the full_recall observations read a view of a game made with full_recall=True (this "
+                          "view has no passes_this_hand)")
     for seat in range(4):
         if passes[seat]:
             obs[749 + ((seat - me) & 3)] = passes[seat] / 13

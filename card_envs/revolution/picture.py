@@ -70,7 +70,7 @@ def _center(game: Revolution, view: RevolutionView) -> tuple[Zone, ...]:
 
 def _seat(view: RevolutionView, own: RevolutionView | None, seat: int) -> Seat:
     shown = [card_code(c) for c in own.hand] if own is not None else None
-    stats = [("tricks", view.tricks_won[seat]), ("score", view.scores[seat])]
+    stats: list[tuple[str, int | str]] = [("tricks", view.tricks_won[seat]), ("score", view.scores[seat])]
     if view.passed[seat]:
         stats.append(("this lead", "passed"))
     return Seat(seat_name(seat), (hand(shown, view.hand_sizes[seat], width=9.1),), tuple(stats),

@@ -273,7 +273,7 @@ class RevolutionState(GameState):
     #: cached legal bit mask of the current decision (-1: not computed); not a state field
     _legal = -1
     #: ``terminated or truncated``, as a plain field rather than the base class's property (hot loop)
-    is_over: bool = False  # type: ignore[assignment]
+    is_over: bool = False
 
     # -- the deal (section 3) -------------------------------------------------------------------
 
@@ -885,16 +885,17 @@ def _weighted_choice(options: list[tuple[int, Any]], rng: np.random.Generator) -
     return chosen
 
 
-def _class_splits(k: int, caps: tuple[int, ...], counts: tuple[int, ...], masks: tuple[int, ...]):
+def _class_splits(k: int, caps: tuple[int, ...], counts: tuple[int, ...], masks: tuple[int, ...]
+                  ) -> list[tuple[int, tuple[int, ...]]]:
     """Every way ``(weight, split)`` to give ``split[i]`` cards of class ``k`` to part ``i`` (the rest to
     the last part, within its room); ``weight`` = the ways to choose which cards."""
     n = counts[k]
     room = sum(counts[k:]) - sum(caps)  # the last part's room for classes ``k`` onwards
-    splits = [((), n)]
+    splits: list[tuple[tuple[int, ...], int]] = [((), n)]
     for cap, mask in zip(caps, masks, strict=True):
         top = min(cap, n) if mask >> k & 1 else 0
         splits = [(split + (m,), left - m) for split, left in splits for m in range(min(top, left) + 1)]
-    result = []
+    result: list[tuple[int, tuple[int, ...]]] = []
     for split, left_over in splits:
         if left_over > room:
             continue

@@ -140,7 +140,7 @@ class RevolutionaryWarState(GameState):
     game_number: int
     totals: list[int]
     steps: int
-    pending_decks: list[list[int]]
+    pending_decks: list[list[int] | None]
     winner: int
 
     # -- the deal (section 3) -------------------------------------------------------------------
@@ -477,7 +477,7 @@ class RevolutionaryWar(Game):
         return state
 
 
-def _stacked_decks(options: Mapping[str, Any] | None) -> list[list[int]]:
+def _stacked_decks(options: Mapping[str, Any] | None) -> list[list[int] | None]:
     """Reset options ``deck`` (game 1) or ``decks`` (one per game); ``Game.new_state`` rejects other keys."""
     options = options or {}
     if options.get("deck") is not None and options.get("decks") is not None:
