@@ -3,7 +3,7 @@
 Random games are played on the Python engine and replayed through the vmapped JAX step; at every decision the
 current player, legal mask, every seat's observation, the step's rewards, the flags, the step count and the game
 arrays must agree (``from_state`` of every Python position too). Default run: a few hundred games of the default
-config (Battlecards: 80) and a few dozen of each other variant config (Battlecards: 12); ``-m slow``: 10,000
+config (Battlecards: 48) and a few dozen of each other variant config (Battlecards: 12); ``-m slow``: 10,000
 and 1,000 (the issue's acceptance run).
 Engines of games merged later (``JAX_GAMES``) are picked up when their module exists.
 """
@@ -18,7 +18,7 @@ from tests.jax_support import JAX_CASES, case_id, lockstep
 DEFAULT_GAMES = 240  #: default config, default run
 #: Battlecards' default game runs up to 1,000 rounds (often hundreds of decisions, each compared through
 #: from_state): fewer of its games keep the default run under its time limit; its six variant configs add 72 more
-DEFAULT_GAMES_OF = {"battlecards_v0": 80}
+DEFAULT_GAMES_OF = {"battlecards_v0": 48}
 VARIANT_GAMES_OF = {"battlecards_v0": 12}
 DEFAULT_PARTS = 2  #: the default config's games in two parts, so that the test workers share the long ones
 VARIANT_GAMES = 24  #: every other variant config, default run

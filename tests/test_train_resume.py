@@ -41,7 +41,8 @@ def train_command(config: Path, *extra: str) -> list[str]:
     return [sys.executable, "-m", "train", "--config", str(config), "--no-progress", "--no-final-eval", *extra]
 
 
-@pytest.mark.parametrize("vec_env", ["dummy", "async"])
+#: the async vector env's workers (a subprocess each) opt-in: the resume itself is the same code on both
+@pytest.mark.parametrize("vec_env", ["dummy", pytest.param("async", marks=pytest.mark.slow)])
 def test_a_killed_run_resumes_from_its_checkpoint_and_reaches_the_same_step_count(tmp_path, vec_env):
     config = write_config(tmp_path, vec_env)
     checkpoint = tmp_path / "run" / "checkpoint.zip"
