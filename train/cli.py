@@ -36,8 +36,9 @@ def usage() -> str:
     width = max(map(len, COMMANDS))
     rows = "\n".join(f"  {name:<{width}}  {what}  (python -m {module.removesuffix('.__main__')})"
                      for name, (module, what) in COMMANDS.items())
+    summary = (__doc__ or "").split("\n\n")[0].replace("``", "")  # the docstring's first paragraph, as plain text
     return (f"usage: card-envs <command> [options]   (card-envs {card_envs.__version__})\n\n"
-            f"{__doc__.split(chr(10) * 2)[0]}\n\ncommands:\n{rows}\n\n"
+            f"{summary}\n\ncommands:\n{rows}\n\n"
             "card-envs <command> --help shows a command's options and an example.")
 
 
