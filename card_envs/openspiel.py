@@ -21,7 +21,8 @@ Parameters
 Every game option is a parameter of the same name and default (the tables of each env's docstring), with
 OpenSpiel's scalar types: an option that may be ``None`` (or ``"random"``) is an int parameter where ``-1``
 stands for ``None`` (Revolution's ``first_dealer``: ``"random"``); Bloodlines' ``bloodlines`` pair is a
-string, ``""`` for ``None`` or two suit letters (``"HS"``). Two more:
+string, ``""`` for ``None`` or two suit letters (``"HS"``); ``parameters_from_options(config_class, options)``
+gives the parameters of game options in any form a config takes (e.g. a YAML ``env_options``). Two more:
 
 =============  =========  ================================================================================
 ``rng_seed``   ``-1``     seed of the game's generator, from which every ``new_initial_state()`` draws its
@@ -142,6 +143,26 @@ def options_from_parameters(config_class: type, parameters: Mapping[str, Any]) -
         else:
             options[name] = given
     return options
+
+
+def parameters_from_options(config_class: type, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The OpenSpiel parameters that stand for game ``options`` (the inverse of :func:`options_from_parameters`),
+    one for each option given. The options are read as a config reads them (a list or a tuple alike, e.g. from
+    JSON or YAML), so equal configs give equal parameters; a bad option is the config's :class:`ConfigError`."""
+    config = config_class.from_options(**options)
+    parameters = {}
+    for name, (kind, value) in _option_kinds(config_class).items():
+        if name not in options:
+            continue
+        held = getattr(config, name)
+        if kind == "int_or":
+            other, _ = value
+            parameters[name] = NONE_PARAMETER if held == other else held
+        elif kind == "letters":
+            parameters[name] = "" if held is None else "".join(held)
+        else:
+            parameters[name] = held
+    return parameters
 
 
 # -- the game ----------------------------------------------------------------------------------------------
@@ -534,4 +555,4 @@ def _register() -> None:
 _register()
 
 __all__ = ["DEAL", "GAME_NAMES", "NONE_PARAMETER", "CardEnvsGame", "CardEnvsObserver", "CardEnvsState",
-           "options_from_parameters"]
+           "options_from_parameters", "parameters_from_options"]

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from agents.play.layout import board as make_board
 from agents.play.layout import card, cards, face_down, hidden_hand, seat_name, seat_panel, zone
+from card_envs.battlecards.picture import status
 from card_envs.battlecards.rules import (
     BURY,
     FROM_HAND,
@@ -87,20 +88,6 @@ def _kinds(counts: Sequence[int], unknown: int) -> str:
     """Spec 7.5's public knowledge: ``K K 7 (+3 unknown)``."""
     known = " ".join(KIND_NAMES[kind] for kind in range(len(counts)) for _ in range(counts[kind]))
     return (known or "-") + (f" (+{unknown} unknown)" if unknown else "")
-
-
-def status(view: BattlecardsView) -> str:
-    if view.over:
-        return "game over"
-    who = seat_name(view.acting)
-    decision = view.acting_decision
-    if decision == LEAD:
-        return f"{who} leads the round: play a card face up"
-    if decision == BURY:
-        return f"{who} buries {view.bury_left} card(s) from hand face down (war level {view.war_level})"
-    if decision == WAR_UP:
-        return f"{who} plays a card face up for war level {view.war_level}"
-    return f"{who} follows: play a card face up"
 
 
 def narrate(game, before: BattlecardsView, after: BattlecardsView, actor: int, action: int,

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 
 from agents.play.layout import board as make_board
 from agents.play.layout import card, cards, hidden_hand, seat_name, seat_panel, zone
+from card_envs.bloodlines.picture import status
 from card_envs.bloodlines.rules import (
     ACTION_NAMES,
     DECOY,
@@ -19,7 +20,6 @@ from card_envs.bloodlines.rules import (
     DISCARD_PHASE,
     NO_DECOY,
     ROYAL_NAMES,
-    STEP1,
     BloodlinesView,
     royal_card,
 )
@@ -68,20 +68,6 @@ def _seat(game, view: BloodlinesView, views: Mapping[int, BloodlinesView], seat:
              ("hand", view.hand_sizes[seat]), ("pile", view.pile_sizes[seat])]
     return seat_panel(seat, name, to_act=seat == view.current_player, you=seat == you,
                       out=view.over and not view.royals[seat], stats=stats, zones=zones)
-
-
-def status(view: BloodlinesView) -> str:
-    if view.over:
-        return "game over"
-    who = seat_name(view.current_player)
-    if view.phase == DECOY_PHASE:
-        royal = card_code(royal_card(view.bloodlines[view.current_player], view.decoy_royal))
-        return f"{who} decides: sacrifice a joker (decoy) to save {royal}, or not"
-    if view.phase == DISCARD_PHASE:
-        return f"{who} discards {view.owed} more card(s) down to the hand limit"
-    if view.phase == STEP1:
-        return f"{who}: step 1 — resource actions, then end step 1"
-    return f"{who}: main action (resource actions first if wanted)"
 
 
 def narrate(game, before: BloodlinesView, after: BloodlinesView, actor: int, action: int,

@@ -12,13 +12,11 @@ from collections.abc import Mapping, Sequence
 
 from agents.play.layout import board as make_board
 from agents.play.layout import card, cards, hidden_hand, seat_name, seat_panel, zone
+from card_envs.revolution.picture import status
 from card_envs.revolution.rules import (
     DESIGNATED,
     FOLLOW,
-    FORCED,
     NUM_PLAYERS,
-    OFFERED,
-    OPENING,
     PASS,
     RevolutionView,
     card_code,
@@ -69,23 +67,6 @@ def board(game, views: Mapping[int, RevolutionView], names: Sequence[str], you: 
         seats.append(seat_panel(seat, names[seat], to_act=seat == view.current_player, you=seat == you,
                                 stats=stats, zones=[hand_zone]))
     return make_board(TITLE, info=info, status=status(view), seats=seats, center=center)
-
-
-def status(view: RevolutionView) -> str:
-    if view.over:
-        return "game over"
-    who = seat_name(view.current_player)
-    if view.phase == OPENING:
-        return f"{who} holds the A♠ and leads the first trick"
-    if view.phase == DESIGNATED:
-        return f"{who} is the designated leader: lead within the limits, or pass (yield the lead)"
-    if view.phase == OFFERED:
-        return f"{who} is offered the lead: lead any card, or pass (decline)"
-    if view.phase == FORCED:
-        return f"{who} must lead (everyone declined)"
-    if view.trump_suit >= 0:
-        return f"{who} follows: any card (trump is {_suit(view.trump_suit)})"
-    return f"{who} follows: {_suit(view.led_suit)} if possible"
 
 
 def narrate(game, before: RevolutionView, after: RevolutionView, actor: int, action: int, reveal: bool) -> list[str]:

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from agents.play.layout import board as make_board
 from agents.play.layout import card, cards, hidden_hand, seat_name, seat_panel, zone
 from card_envs.cards import RANK_VALUE, card_code, card_codes, rank_name
+from card_envs.revolutionary_war.picture import status
 from card_envs.revolutionary_war.rules import CONCEDE, RevolutionaryWarView
 
 TITLE = "Revolutionary War"
@@ -56,16 +57,6 @@ def board(game, views: Mapping[int, RevolutionaryWarView], names: Sequence[str],
         seats.append(seat_panel(seat, names[seat], to_act=seat == view.current_player, you=seat == you,
                                 stats=stats, zones=[hand, pile]))
     return make_board(TITLE, info=info, status=status(view), seats=seats, center=center)
-
-
-def status(view: RevolutionaryWarView) -> str:
-    if view.over:
-        return "game over"
-    who = seat_name(view.current_player)
-    if not view.played:
-        return f"{who} leads the round: play any card (or concede)"
-    last = rank_name(RANK_VALUE[view.played[-1]])
-    return f"{who} to beat {last} (a card at least as strong under the trump) or concede"
 
 
 def narrate(game, before: RevolutionaryWarView, after: RevolutionaryWarView, actor: int, action: int,

@@ -150,7 +150,7 @@ _HIDE_HAND = bytes(Z_UNSEEN if z in (Z_PILE, Z_HAND) else z for z in range(256))
 class BloodlinesConfig(GameConfig):
     """Options of spec section 6 (``decks`` is a reset option, not a config option)."""
 
-    bloodlines: tuple[str, str] | list[str] | None = None
+    bloodlines: tuple[str, str] | None = None
     starting_player: int | None = None
     hand_limit: int = 4
     joker_cost: int = 25
@@ -162,30 +162,24 @@ class BloodlinesConfig(GameConfig):
     shaping_weight: float = 0.0
 
     def __post_init__(self) -> None:
-        if isinstance(self.bloodlines, list):  # JSON/YAML give lists; keep one canonical form
-            object.__setattr__(self, "bloodlines", tuple(self.bloodlines))
+        super().__post_init__()  # a list (JSON, YAML) is held as a tuple
+        if isinstance(self.bloodlines, tuple) and all(isinstance(s, str) for s in self.bloodlines):
+            object.__setattr__(self, "bloodlines", tuple(s.upper() for s in self.bloodlines))  # "d" is "D"
 
     def validate(self) -> None:
         if self.bloodlines is not None:
             pair = self.bloodlines
-            if len(pair) != 2 or not all(isinstance(s, str) and s.upper() in SUITS for s in pair):
+            if len(pair) != 2 or not all(isinstance(s, str) and s in SUITS for s in pair):
                 raise ConfigError(f"option 'bloodlines' must be two suits from {SUITS} for (player_0, "
                                   f"player_1), e.g. ('S', 'H'), got {pair!r}")
-            if pair[0].upper() == pair[1].upper():
+            if pair[0] == pair[1]:
                 raise ConfigError(f"option 'bloodlines' must name two different suits (S2/A6), got {pair!r}")
-            object.__setattr__(self, "bloodlines", (pair[0].upper(), pair[1].upper()))
         check_choice(self, "starting_player", (None, 0, 1))
         check_range(self, "hand_limit", low=1, high=NUM_NUMBER_CARDS)
         check_range(self, "joker_cost", low=1)
         check_choice(self, "joker_supply", (0, 1, 2))
         check_range(self, "max_turns", low=1)
         check_range(self, "shaping_weight", low=0.0)
-
-    def to_dict(self) -> dict[str, Any]:
-        data = super().to_dict()
-        if self.bloodlines is not None:
-            data["bloodlines"] = list(self.bloodlines)  # JSON-safe, so state dicts round-trip
-        return data
 
 
 # -- the view (section 7) ---------------------------------------------------------------------------

@@ -130,7 +130,8 @@ class Game(ABC):
         the model's :attr:`observation_options`. :class:`ConfigError` when this table's views do not show what
         that observation reads (:meth:`check_encodable`)."""
         defaults = self.config_class()
-        wanted = {name: options.get(name, getattr(defaults, name)) for name in self.observation_options}
+        wanted = {name: self.config_class.canonical(name, options.get(name, getattr(defaults, name)))
+                  for name in self.observation_options}
         if all(getattr(self.config, name) == value for name, value in wanted.items()):
             return None
         self.check_encodable(wanted)
@@ -185,7 +186,8 @@ class Game(ABC):
         """Rebuild a state written by :meth:`GameState.to_dict`."""
         if data.get("game") != self.name:
             raise StateError(f"state dict is for game {data.get('game')!r}, not {self.name!r}")
-        if data.get("config") != self.config.to_dict():
+        written = data.get("config")
+        if not isinstance(written, Mapping) or not self.config.same_as(written):
             raise StateError(
                 f"state dict was written under config {data.get('config')}, this game has {self.config.to_dict()}"
             )

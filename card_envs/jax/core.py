@@ -116,6 +116,7 @@ import pgx
 import card_envs
 from card_envs.cards import RANK_VALUE as _RANK_VALUE
 from card_envs.cards import SUIT_INDEX as _SUIT_INDEX
+from card_envs.core.config import GameConfig
 from card_envs.core.engine import Game, GameState
 from card_envs.core.errors import ConfigError
 
@@ -395,14 +396,15 @@ def available_games() -> list[str]:
 
 def from_state(py_state: GameState, key: jax.Array | None = None) -> CardState:
     """The JAX state equal to a Python engine state, of any game that has a JAX engine (engines are cached
-    per game and options, so their compiled conversion is reused)."""
+    per game and config, so their compiled conversion is reused)."""
     game = py_state.game
-    return _cached_engine(game.name, tuple(sorted(game.config.to_dict().items()))).from_state(py_state, key)
+    return _cached_engine(game.name, game.config).from_state(py_state, key)
 
 
 @functools.lru_cache(maxsize=32)
-def _cached_engine(env_name: str, options: tuple[tuple[str, Any], ...]) -> CardEnv:
-    return make(env_name, **dict(options))
+def _cached_engine(env_name: str, config: GameConfig) -> CardEnv:
+    """The engine of ``env_name`` under ``config`` (a config is hashable: it holds canonical values)."""
+    return make(env_name, **config.to_dict())
 
 
 def _seed(key: jax.Array | None) -> tuple[int, ...]:

@@ -23,7 +23,8 @@ from card_envs.revolution.rules import (
 )
 
 SUIT_WORDS = ("clubs", "diamonds", "hearts", "spades")
-LEAD_WORDS = {OPENING: "holds the AS: leads the first trick", DESIGNATED: "is the designated leader: lead or pass",
+LEAD_WORDS = {OPENING: "holds the ace of spades: leads the first trick",
+              DESIGNATED: "is the designated leader: lead or pass",
               OFFERED: "is offered the lead: lead or pass", FORCED: "must lead"}
 
 
