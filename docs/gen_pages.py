@@ -8,7 +8,8 @@
                             its ladder and placed zoo agents (``benchmarks/results/ladder_<game>.json``); its shipped
                             agents (the zoo manifests); its engines' rates (``benchmarks/results/*throughput.md``)
 ``games/rules/<game>.md``   the game's ``RULES.md``
-``results/<name>.md``       the committed benchmark reports listed in :data:`RESULTS`, with their pictures
+``results/<name>.md``       the committed benchmark reports listed in :data:`RESULTS`, with their pictures, and
+                            the reports of the folders in :data:`RESULT_FOLDERS` (outside the navigation)
 ==========================  ===========================================================================================
 
 ``python docs/gen_pages.py OUT`` writes the same pages into the folder ``OUT`` (to read them without MkDocs).
@@ -31,7 +32,10 @@ GAMES = {"revolutionary_war_v0": "Revolutionary War", "revolution_v0": "Revoluti
 #: the committed reports the site shows (their pictures come along)
 RESULTS = ("jax_throughput", "throughput", "training_throughput", "headtohead_revolution_v0_jax_vs_sb3",
            "ladder_revolutionary_war_v0", "ladder_revolution_v0", "ladder_battlecards_v0", "ladder_bloodlines_v0",
-           "ismcts_strength", "openspiel_ismcts", "bloodlines_balance")
+           "ismcts_strength", "openspiel_ismcts", "bloodlines_balance", "exploitability")
+#: folders of ``benchmarks/results`` whose reports (and pictures) the site shows too, linked from a report above
+#: (the exploitability report's rows); not in the navigation
+RESULT_FOLDERS = ("exploitability",)
 
 
 # -- reStructuredText docstrings to Markdown ------------------------------------------------------------------------
@@ -217,8 +221,11 @@ def _rules_page(game: str) -> str:
 
 def _result_page(name: str) -> str:
     text = (RESULTS_DIR / f"{name}.md").read_text()
-    # links to the repository's files are not pages of the site: keep their names as code
-    return re.sub(r"\[([^\]]+)\]\((?!https?:|[\w.-]+\.(?:md|png)\b)([^)]+)\)", r"\1 (`\2`)", text)
+    # links to the repository's files are not pages of the site: keep their names as code (links to the other
+    # reports, their pictures and the reports of RESULT_FOLDERS stay links)
+    folders = "|".join(re.escape(folder) for folder in RESULT_FOLDERS)
+    return re.sub(rf"\[([^\]]+)\]\((?!https?:|(?:(?:{folders})/)?[\w.-]+\.(?:md|png)\b)([^)]+)\)", r"\1 (`\2`)",
+                  text)
 
 
 def pages() -> Iterator[tuple[str, str | bytes]]:
@@ -230,6 +237,11 @@ def pages() -> Iterator[tuple[str, str | bytes]]:
         yield f"results/{name}.md", _result_page(name)
         for picture in RESULTS_DIR.glob(f"{name}*.png"):
             yield f"results/{picture.name}", picture.read_bytes()
+    for folder in RESULT_FOLDERS:
+        for report in sorted((RESULTS_DIR / folder).glob("*.md")):
+            yield f"results/{folder}/{report.name}", _result_page(f"{folder}/{report.stem}")
+        for picture in sorted((RESULTS_DIR / folder).glob("*.png")):
+            yield f"results/{folder}/{picture.name}", picture.read_bytes()
 
 
 def write_all(open_file: Callable[..., object]) -> None:

@@ -2,7 +2,7 @@
 
 Every entry point runs as a real subprocess with each kind of bad input it takes: an unknown game, an unknown
 agent spec, malformed ``--config`` JSON, an option out of range, a missing or foreign checkpoint, a zoo agent at
-a table it cannot read, a corrupt saved game, a missing config file.
+a table it cannot read, a corrupt saved game, a missing config file, an agent ``card-envs exploit`` cannot seat.
 """
 
 from __future__ import annotations
@@ -78,6 +78,31 @@ def cases() -> list[tuple[str, list[str], str]]:
         ("lockstep: unknown game", ["-m", "card_envs.jax.lockstep", "nope_v0"], "nope_v0"),
         ("lockstep: option out of range", ["-m", "card_envs.jax.lockstep", "bloodlines_v0", "--config",
                                            '{"max_turns": 0}'], "max_turns"),
+        ("train.exploit: unknown game", ["-m", "train.exploit", "--game", "nope_v0", "--agent", "random"], "nope_v0"),
+        ("train.exploit: unknown agent", ["-m", "train.exploit", *BL, "--agent", "heuristic:nope"], "heuristic:nope"),
+        ("train.exploit: search player", ["-m", "train.exploit", "--game", "revolution_v0", "--agent",
+                                          "ismcts:sims=50"], "ismcts:sims=50"),
+        ("train.exploit: rule-based player without a JAX port", ["-m", "train.exploit", "--game",
+                                                                 "revolutionary_war_v0", "--agent",
+                                                                 "heuristic:endgame"], "heuristic:pot (ported)"),
+        ("train.exploit: missing checkpoint", ["-m", "train.exploit", *BL, "--agent", "checkpoint:/no.zip"],
+         "does not exist"),
+        ("train.exploit: zoo agent of another game", ["-m", "train.exploit", *BL, "--agent", REV_ZOO],
+         "revolution_v0"),
+        ("train.exploit: budget below one", ["-m", "train.exploit", *BL, "--agent", "random", "--budget", "0"],
+         "--budget"),
+        ("train.exploit: unknown key", ["-m", "train.exploit", *BL, "--agent", "random", "--set", "nope=1"], "nope"),
+        ("train.exploit: option out of range", ["-m", "train.exploit", *BL, "--agent", "random", "--set",
+                                                "env_options.max_turns=0"], "max_turns"),
+        ("train.exploit: missing recipe", ["-m", "train.exploit", *BL, "--agent", "random", "--config",
+                                           "/no/recipe.yaml"], "/no/recipe.yaml"),
+        ("train.exploit: recipe of another game", ["-m", "train.exploit", *BL, "--agent", "random", "--config",
+                                                   "configs/revolution_jax.yaml"], "revolution_v0"),
+        ("train.exploit: resume without a checkpoint", ["-m", "train.exploit", *BL, "--agent", "random", "--resume",
+                                                        "--run-dir", "/no/such/run"], "/no/such/run"),
+        ("card-envs exploit: unknown agent", ["exploit", *BL, "--agent", "heuristic:nope"], "heuristic:nope"),
+        ("benchmarks.exploitability: unknown row", ["-m", "benchmarks.exploitability", "list", "--agent", "nope"],
+         "nope"),
         ("benchmarks.profile_env: unknown game", ["-m", "benchmarks.profile_env", "nope_v0"], "nope_v0"),
         ("benchmarks.ismcts_strength: malformed JSON", ["-m", "benchmarks.ismcts_strength", "--config", "{bad"],
          "JSON"),

@@ -312,3 +312,26 @@ def test_a_recorded_placement_is_the_zoo_entrys_rating(small_ladder, tmp_path):
     shown = placed_table({"game": RW, "version": placement.ladder_version}, zoo_dir=tmp_path)
     assert f"`{made.spec}`: {placement.elo.value:+.0f} [{placement.elo.low:+.0f}, {placement.elo.high:+.0f}]" in shown
     assert placed_table({"game": RW, "version": placement.ladder_version + 1}, zoo_dir=tmp_path) == ""
+
+
+def test_the_ladder_tables_show_what_a_best_response_wins_against_each_measured_player(tmp_path):
+    """The column of issue 42: read from the exploitability report's JSON (finished rows of this game only); the
+    published report's head is rewritten with it and its later sections kept."""
+    from agents.tournaments.ladder import compact_table, refresh_report
+
+    row = {"game": RW, "agent": "heuristic:pot", "status": "done",
+           "win_rate": {"value": 0.6125, "low": 0.6031, "high": 0.6218}}
+    report = {"rows": [row, {**row, "agent": "random", "status": "pending"}, {**row, "game": "bloodlines_v0",
+                                                                              "agent": "random"}]}
+    (tmp_path / "exploitability.json").write_text(json.dumps(report))
+    table = compact_table(load_ladder(RW), tmp_path / "exploitability.json")
+    lines = {line.split(" | ")[0].strip("| "): line for line in table.splitlines() if line.startswith("| ")}
+    assert "best response wins [95% CI]" in lines["player"]
+    assert lines["heuristic:pot"].endswith("| 0.613 [0.603, 0.622] |") and lines["random"].endswith("| - |")
+    assert compact_table(load_ladder(RW), tmp_path / "missing.json").count("| - |") == len(load_ladder(RW)["players"])
+    for suffix in (".json", ".md"):
+        (tmp_path / f"ladder_{RW}{suffix}").write_text((RESULTS / f"ladder_{RW}{suffix}").read_text())
+    published = (RESULTS / f"ladder_{RW}.md").read_text()
+    refreshed = refresh_report(RW, tmp_path).read_text()
+    assert "0.613 [0.603, 0.622]" in refreshed and "exploitability" in refreshed.split("\n## ")[0]
+    assert refreshed.partition("\n## ")[2] == published.partition("\n## ")[2]

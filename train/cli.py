@@ -6,6 +6,7 @@
     card-envs ladder show
     card-envs zoo list
     card-envs play --game revolutionary_war_v0 --opponents heuristic:endgame
+    card-envs exploit --game revolution_v0 --agent zoo:revolution_v0/jax_ppo
 
 Each subcommand is the ``main`` of a module that also runs as ``python -m <module>`` (listed by ``card-envs
 --help``), with the same flags and output; ``card-envs <command> --help`` shows its options and an example. The
@@ -28,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ladder": ("agents.tournaments.ladder", "show the published ladders, place an agent on one, build one"),
     "zoo": ("agents.players.zoo.cli", "list, show or add the shipped trained agents (zoo:<game>/<name>)"),
     "play": ("agents.play.__main__", "play against agents, watch them or replay a saved game (web or terminal)"),
+    "exploit": ("train.exploit", "how exploitable an agent is: a best response trained against it (JAX), measured"),
     "lockstep": ("card_envs.jax.lockstep", "check a JAX engine against the Python engine, action for action"),
 }
 

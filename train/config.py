@@ -39,6 +39,7 @@ key                         meaning
 ``init_from``               a checkpoint whose policy and value weights a fresh run starts from
                             (same game and network; new optimizer, schedules and pool)
 ``pool.weights``            opponent -> sampling weight: ``random``, ``heuristic:<name>``,
+                            a trained model (``zoo:<game>/<name>``, ``checkpoint:<path>``; frozen),
                             ``self`` (frozen snapshots of the learner), and under ``backend: jax``
                             ``pretrained`` (the policy the run started from -- the imitation warm start
                             or ``init_from`` -- frozen, greedy: a clone of a teacher with no JAX port)
@@ -56,7 +57,8 @@ key                         meaning
 ``eval.interval``           learner decisions between evaluations (0: only at the end)
 ``eval.games``              games against each baseline at every evaluation
 ``eval.final_games``        games against each baseline in the final summary
-``eval.opponents``          baselines (default: ``random`` and every rule-based player of the game)
+``eval.opponents``          baselines (default: ``random`` and every rule-based player of the game;
+                            trained models too)
 ``eval.deterministic``      the trained player takes the most probable action (else it samples)
 ``eval.workers``            processes for evaluation games
 ``jax.*``                   ``backend: jax`` only (see :class:`JaxConfig`): ``updates_per_call`` (PPO
@@ -276,12 +278,13 @@ class TrainConfig:
         finite_number("draw_reward", self.draw_reward)
         baselines = agent_names(self.game)
         own = ["self", "pretrained"] if self.backend == "jax" else ["self"]
-        _check_known(self.game, "pool.weights", "opponent", self.pool.weights, [*own, *baselines])
+        models = _check_models(self.game, [*self.pool.weights, *(self.eval.opponents or [])])
+        _check_known(self.game, "pool.weights", "opponent", self.pool.weights, [*own, *baselines, *models])
         if self.duplicate_baseline is not None:
             _check_known(self.game, "duplicate_baseline", "agent", [self.duplicate_baseline], baselines)
         if self.advisor is not None:
             _check_known(self.game, "advisor", "agent", [self.advisor], baselines)
-        _check_known(self.game, "eval.opponents", "baseline", self.eval.opponents or [], baselines)
+        _check_known(self.game, "eval.opponents", "baseline", self.eval.opponents or [], [*baselines, *models])
         rollout = self.ppo.n_steps * self.n_envs
         if self.ppo.batch_size > rollout:
             raise ConfigError(f"ppo.batch_size ({self.ppo.batch_size}) must be <= ppo.n_steps * n_envs ({rollout})")
@@ -305,6 +308,7 @@ class TrainConfig:
                 if getattr(self, key) != getattr(defaults, key):
                     raise ConfigError(f"{key} is a setting of the sb3 backend; backend: jax does not read it "
                                       f"(remove it, or set backend: sb3)")
+            from agents.players.registry import is_trained_model
             from train.jax_players import ported  # no jax import: the list of ported players only
 
             playable = ["random", *ported(self.game)]
@@ -312,9 +316,10 @@ class TrainConfig:
                 raise ConfigError("pool.weights: pretrained seats the policy the run starts from, which needs a warm "
                                   "start (pretrain.teacher) or init_from; without either it is the untrained network")
             for name in self.pool.weights:
-                if name not in ("self", "pretrained") and name not in playable:
+                if name not in ("self", "pretrained") and name not in playable and not is_trained_model(name):
                     raise ConfigError(f"pool.weights: {name} has no JAX port, so backend: jax cannot seat it; "
-                                      f"JAX opponents of {self.game}: self, pretrained, {', '.join(playable)}")
+                                      f"JAX opponents of {self.game}: self, pretrained, {', '.join(playable)}, "
+                                      "zoo:<game>/<name>, checkpoint:<path>")
             if self.advisor is not None and self.advisor not in playable:
                 raise ConfigError(f"advisor: {self.advisor} has no JAX port, so backend: jax cannot ask it; "
                                   f"ported players of {self.game}: {', '.join(playable)}")
@@ -331,6 +336,17 @@ class TrainConfig:
         from agents.players.registry import agent_names
 
         return list(self.eval.opponents or agent_names(self.game))
+
+
+def _check_models(game: str, names: Iterable[str]) -> list[str]:
+    """The trained models among ``names`` (``zoo:``, ``checkpoint:``), each built once: a missing file or a model of
+    another game fails here, before anything is trained."""
+    from agents.players.registry import is_trained_model, make_agent
+
+    models = [name for name in names if is_trained_model(name)]
+    for name in models:
+        make_agent(game, name)
+    return models
 
 
 def _check_known(game: str, key: str, kind: str, names: Iterable[str], known: Sequence[str]) -> None:

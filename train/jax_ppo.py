@@ -34,11 +34,14 @@ tables                      the batch is cut into fixed blocks (:class:`Table`):
                             their weights, the learner in one seat (drawn at random every episode) and that
                             entry in every other seat: ``random`` (a uniformly random legal move),
                             ``heuristic:<name>`` (the JAX port of that rule-based player,
-                            ``train/jax_players``), ``self`` (a snapshot of the learner, sampling from its
-                            masked softmax) or ``pretrained`` (the policy the run started from, after the
-                            imitation warm start or ``init_from``, frozen and greedy: a clone of a teacher
-                            that has no JAX port, such as Revolutionary War's exact endgame search). Fixed
-                            blocks let each opponent be computed on its own games only
+                            ``train/jax_players``), a trained model (``zoo:<game>/<name>``,
+                            ``checkpoint:<path>``: its policy network, frozen, as it plays in Python;
+                            at a table of its observation options), ``self`` (a snapshot of the
+                            learner, sampling from its masked softmax) or ``pretrained`` (the policy the
+                            run started from, after the imitation warm start or ``init_from``, frozen and
+                            greedy: a clone of a teacher that has no JAX port, such as Revolutionary War's
+                            exact endgame search). Fixed blocks let each opponent be computed on its own
+                            games only
 snapshots                   a pool of the ``pool.max_snapshots`` most recent copies of the policy (the
                             first taken before training). Each rollout seats ``jax.active_snapshots`` of
                             them, drawn uniformly from the pool at every update, each in its own share of

@@ -45,6 +45,11 @@ def agent_names(game: str) -> list[str]:
     return ["random"] + [f"heuristic:{name}" for name in heuristic_agents(game)]
 
 
+def is_trained_model(spec: str) -> bool:
+    """``spec`` names a trained model, ``checkpoint:<path>`` or ``zoo:<game>/<name>``: a policy network."""
+    return spec.startswith(("checkpoint:", "zoo:"))
+
+
 def make_agent(game: str, spec: str, seed: int | None = None) -> Agent:
     """Build an agent from its spec name, e.g. ``make_agent("revolutionary_war_v0", "heuristic:pot")``."""
     if spec == "random":

@@ -12,6 +12,8 @@ The design (generic over the game and its player count ``S``; ``K`` agents)
 lineup                 who sits at the table: every set of ``S`` distinct agents when ``K >= S`` (all
                        pairs for two seats), else every multiset of ``S`` that holds each agent at
                        least once (2 agents at 4 seats: AAAB, AABB, ABBB). Symmetric in the agents.
+                       The Python API may name the lineups instead (``lineups``: e.g. only ABBB, one
+                       agent against a field of another, as ``train.exploit`` measures)
 seating                a lineup is replayed over a Williams design: ``S`` seatings (``2S`` for odd
                        ``S``) in which every lineup member sits in every seat equally often and follows
                        every other member equally often (all rotations for two seats, all 6 orders for
@@ -177,11 +179,13 @@ def _seat_agents(job: _Job, cast: dict[tuple[int, int], Agent], seating: Sequenc
 def run_tournament(game: str, contestants: Sequence[Contestant | str], games: int, *, seed: int = 0,
                    config: Mapping[str, Any] | None = None, workers: int = 1, sprt: SprtSpec | None = None,
                    progress: bool = False, save_games: str | None = None, backend: str = "local",
-                   address: str | None = None) -> Tournament:
+                   address: str | None = None, lineups: Sequence[Sequence[int]] | None = None) -> Tournament:
     """Play the tournament; see the module docstring. ``sprt``: an
     :class:`agents.tournaments.stats.SprtSpec` (two agents), or None. ``save_games``: also write every
     game played to this directory, one JSON file each (:mod:`agents.tournaments.saved_games`). ``backend``/``address``:
-    where the chunks run (:mod:`agents.tournaments.backends`; the result does not depend on it)."""
+    where the chunks run (:mod:`agents.tournaments.backends`; the result does not depend on it). ``lineups``: only
+    these lineups (agent index per slot, e.g. ``[(0, 1, 1, 1)]``: one agent against three copies of another),
+    instead of every lineup symmetric in the agents."""
     from agents.tournaments.stats import SequentialTest
 
     if games < 1:
@@ -193,7 +197,7 @@ def run_tournament(game: str, contestants: Sequence[Contestant | str], games: in
     if sprt is not None and len(cast) != 2:
         raise ConfigError(f"the sequential test compares exactly two agents, got {len(cast)}: "
                           f"{', '.join(c.label for c in cast)}")
-    schedule = Schedule.plan(len(cast), engine.num_players, games)
+    schedule = Schedule.plan(len(cast), engine.num_players, games, lineups)
     result = Tournament(game, config, cast, seed, workers, schedule, save_games=save_games,
                         backend=Backend(backend, workers, address))
     test = SequentialTest(sprt, schedule) if sprt is not None else None

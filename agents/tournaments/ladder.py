@@ -569,8 +569,10 @@ def build_time(document: Mapping[str, Any]) -> str:
             f"{document['chunks_resumed']} of its {document['chunks']} chunks from the earlier runs)")
 
 
-def ladder_markdown(document: Mapping[str, Any], evaluation_markdown: str = "") -> str:
+def ladder_markdown(document: Mapping[str, Any], evaluation_markdown: str = "",
+                    exploitability: str | Path | None = None) -> str:
     d = document
+    responses = best_responses(d["game"], exploitability)
     config = json.dumps(d["config"]) if d["config"] else "defaults"
     lines = [f"# Ladder: {d['game']} (version {d['version']})", "",
              "Made with (resumable: a rerun continues from the finished chunks in its `--state` folder):", "",
@@ -583,15 +585,16 @@ def ladder_markdown(document: Mapping[str, Any], evaluation_markdown: str = "") 
              "Elo: Bradley-Terry on every head-to-head comparison (each pair of seats in a game: placed better "
              "1, same 1/2, worse 0), random fixed at 0, 95% bootstrap interval over deals. openskill: "
              "Plackett-Luce mu with mu +- 1.96 sigma. Games: seats played (each game counts for every player in "
-             "it). Costly search players play only the first deals (column `deals`).", "",
-             "| rank | player | Elo [95% CI] | openskill mu [95% CI] | games | deals | win rate [95% CI] | spec |",
-             "|---|---|---|---|---|---|---|---|"]
+             "it). Costly search players play only the first deals (column `deals`). " + BEST_RESPONSE_NOTE, "",
+             "| rank | player | Elo [95% CI] | openskill mu [95% CI] | games | deals | win rate [95% CI] | "
+             f"{BEST_RESPONSE_COLUMN} | spec |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for rank, p in enumerate(d["players"], 1):
         e, s, w = p["elo"], p["openskill"], p["win_rate"]
         lines.append(f"| {rank} | {p['label']} | {e['value']:+.0f} [{e['low']:+.0f}, {e['high']:+.0f}] | "
                      f"{s['mu']:.2f} [{s['low']:.2f}, {s['high']:.2f}] | {p['games']:,} | "
                      f"{p['deals'] or d['deals']} | {w['value']:.3f} [{w['low']:.3f}, {w['high']:.3f}] | "
-                     f"`{p['spec']}` |")
+                     f"{best_response_cell(responses.get(p['spec']))} | `{p['spec']}` |")
     if d.get("calibration"):
         lines += ["", "## Search budgets", "",
                   "ISMCTS simulations a move against CPU time per searched move (`card-envs ladder calibrate`;"
@@ -607,29 +610,64 @@ def ladder_markdown(document: Mapping[str, Any], evaluation_markdown: str = "") 
     return "\n".join(lines) + "\n"
 
 
-def compact_table(document: Mapping[str, Any]) -> str:
-    """The ladder as a small Markdown table (the README's)."""
+def best_responses(game: str, path: str | Path | None = None) -> dict[str, dict[str, Any]]:
+    """Agent spec -> its row of ``benchmarks/results/exploitability.json`` (or ``path``) for ``game``: what a best
+    response trained against it wins (``train.exploit``; a lower bound on its exploitability). Only finished rows;
+    empty when there is no such file."""
+    path = Path(path) if path else RESULTS / "exploitability.json"
+    try:
+        report = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return {row["agent"]: row for row in report.get("rows", []) if row.get("game") == game
+            and row.get("status") == "done"}
+
+
+def best_response_cell(row: Mapping[str, Any] | None) -> str:
+    """A best response's win rate with its 95% interval, or a dash."""
+    if row is None:
+        return "-"
+    w = row["win_rate"]
+    return f"{w['value']:.3f} [{w['low']:.3f}, {w['high']:.3f}]"
+
+
+#: the best-response column's header and what it means
+BEST_RESPONSE_COLUMN = "best response wins [95% CI]"
+BEST_RESPONSE_NOTE = ("Best response wins: the win rate of a best response trained against the player (fair share "
+                      "1/seats), a lower bound on its exploitability (`card-envs exploit`; "
+                      "[exploitability report](exploitability.md)); a dash: not measured.")
+
+
+def compact_table(document: Mapping[str, Any], exploitability: str | Path | None = None) -> str:
+    """The ladder as a small Markdown table (the README's), with the best responses' win rates where measured
+    (``exploitability``: that report's JSON instead of the published one)."""
     d = document
+    responses = best_responses(d["game"], exploitability)
     lines = [f"**{d['game']}** (ladder v{d['version']}, {d['games']:,} games, "
              f"[report](benchmarks/results/ladder_{d['game']}.md))", "",
-             "| player | Elo [95% CI] | games |", "|---|---|---|"]
+             f"| player | Elo [95% CI] | games | {BEST_RESPONSE_COLUMN} |", "|---|---|---|---|"]
     for p in d["players"]:
         e = p["elo"]
-        lines.append(f"| {p['label']} | {e['value']:+.0f} [{e['low']:+.0f}, {e['high']:+.0f}] | {p['games']:,} |")
+        lines.append(f"| {p['label']} | {e['value']:+.0f} [{e['low']:+.0f}, {e['high']:+.0f}] | {p['games']:,} | "
+                     f"{best_response_cell(responses.get(p['spec']))} |")
     return "\n".join(lines) + "\n"
 
 
-def placed_table(document: Mapping[str, Any], zoo_dir: str | Path | None = None) -> str:
+def placed_table(document: Mapping[str, Any], zoo_dir: str | Path | None = None,
+                 exploitability: str | Path | None = None) -> str:
     """The zoo agents placed on this ladder (``--record``; not among its players), one line each, or nothing."""
     from agents.players.zoo import entries
 
+    responses = best_responses(document["game"], exploitability)
     lines = []
     for placed in entries(document["game"], zoo_dir=None if zoo_dir is None else Path(zoo_dir)):
         rating = placed.ladder or {}
         if rating.get("placed") and rating.get("version") == document["version"]:
             e = rating["elo"]
+            response = responses.get(placed.spec)
             lines.append(f"- `{placed.spec}`: {e['value']:+.0f} [{e['low']:+.0f}, {e['high']:+.0f}] over "
-                         f"{rating['games']:,} games (`{rating['source']}`, {rating['date'][:10]})")
+                         f"{rating['games']:,} games (`{rating['source']}`, {rating['date'][:10]})"
+                         + (f"; a best response wins {best_response_cell(response)}" if response else ""))
     if not lines:
         return ""
     return "\n".join(["Placed on it, the ladder's ratings fixed (zoo agents that are not among its players):", "",
@@ -682,6 +720,19 @@ def write_ladder(document: Mapping[str, Any], evaluation: Any, prefix: str | Pat
             "games": player["games"], "source": f"benchmarks/results/ladder_{document['game']}.json",
             "date": document["date"]})
     return [prefix + suffix for suffix in (".md", ".json", ".png")]
+
+
+def refresh_report(game: str, folder: str | Path | None = None) -> Path:
+    """Rewrite the head of the published ``ladder_<game>.md`` in ``folder`` (everything before its first section:
+    the table, with the best responses of ``exploitability.json`` there) from its JSON; the sections after it
+    (search budgets, the tournament's report) are kept as they are."""
+    folder = Path(folder) if folder else RESULTS
+    document = load_ladder(game, folder / f"ladder_{game}.json")
+    path = folder / f"ladder_{game}.md"
+    _, section, rest = path.read_text().partition("\n## ")
+    head = ladder_markdown(document, exploitability=folder / "exploitability.json").partition("\n## ")[0]
+    write_atomically(str(path), head + (section + rest if section else "\n"))
+    return path
 
 
 def load_ladder(game: str, path: str | Path | None = None) -> dict[str, Any]:

@@ -105,6 +105,21 @@ def make_lineups(num_agents: int, seats: int) -> tuple[tuple[int, ...], ...]:
                  if len(set(c)) == num_agents)
 
 
+def check_lineups(lineups: Sequence[Sequence[int]], num_agents: int, seats: int) -> tuple[tuple[int, ...], ...]:
+    """``lineups`` as tuples, or :class:`ConfigError` unless each has one agent index (0 .. ``num_agents`` - 1)
+    per seat and every agent plays in one of them."""
+    checked = tuple(tuple(int(a) for a in lineup) for lineup in lineups)
+    for lineup in checked:
+        if len(lineup) != seats or not all(0 <= a < num_agents for a in lineup):
+            raise ConfigError(f"lineup {list(lineup)} must name one agent (0..{num_agents - 1}) for each of the "
+                              f"{seats} seats")
+    missing = sorted(set(range(num_agents)) - {a for lineup in checked for a in lineup})
+    if not checked or missing:
+        raise ConfigError(f"the lineups {[list(x) for x in checked]} leave out agent(s) {missing}: every agent "
+                          "must play")
+    return checked
+
+
 @dataclass(frozen=True)
 class Schedule:
     """Every deal is played by every lineup in every seating."""
@@ -115,8 +130,12 @@ class Schedule:
     deals: int
 
     @classmethod
-    def plan(cls, num_agents: int, seats: int, games: int) -> Schedule:
-        lineups, seatings = make_lineups(num_agents, seats), williams_design(seats)
+    def plan(cls, num_agents: int, seats: int, games: int,
+             lineups: Sequence[Sequence[int]] | None = None) -> Schedule:
+        """Enough deals for ``games`` games; ``lineups``: the agent index per lineup slot of each lineup to play
+        (e.g. ``[(0, 1, 1, 1)]``: agent 0 against three copies of agent 1), default :func:`make_lineups`."""
+        lineups = make_lineups(num_agents, seats) if lineups is None else check_lineups(lineups, num_agents, seats)
+        seatings = williams_design(seats)
         per_deal = len(lineups) * len(seatings)
         return cls(seats, lineups, seatings, max(1, -(-games // per_deal)))
 

@@ -16,7 +16,9 @@ function                    what it gives
                             import: the config check uses it)
 ``make_port(game, spec)``   ``act(observation, mask, key) -> action`` of one seat (int32;
                             vmap it for a batch) for ``game`` (a Python ``Game``: its options
-                            fix the observation layout), or a ``ConfigError`` naming the ports
+                            fix the observation layout), or a ``ConfigError`` naming the ports;
+                            also for a trained model, ``zoo:<game>/<name>`` or
+                            ``checkpoint:<path>``: its policy network, frozen (``network.py``)
 ==========================  =================================================================
 
 Only players worth training against or learning from are ported (a player too slow to port
@@ -31,6 +33,7 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
+from agents.players.registry import is_trained_model
 from card_envs.core.engine import Game
 from card_envs.core.errors import ConfigError
 
@@ -54,10 +57,15 @@ def ported(game_name: str) -> list[str]:
 
 def make_port(game: Game, spec: str) -> Callable[[Any, Any, Any], Any]:
     """``act(observation, mask, key) -> action`` of the port of ``spec`` for ``game``'s options."""
+    if is_trained_model(spec):
+        from train.jax_players.network import make_network_port
+
+        return make_network_port(game, spec)
     where = PORTS.get(game.name, {}).get(spec)
     if where is None:
-        raise ConfigError(f"{spec} has no JAX port for {game.name} (the jax backend seats only ported players); "
-                          f"ported: {', '.join(['random', *ported(game.name)])}")
+        raise ConfigError(f"{spec} has no JAX port for {game.name} (the jax backend seats only ported players and "
+                          f"trained models); ported: {', '.join(['random', *ported(game.name)])}, "
+                          f"zoo:<game>/<name>, checkpoint:<path>")
     module, _, function = where.partition(":")
     return getattr(importlib.import_module(module), function)(game)
 
