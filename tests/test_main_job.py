@@ -1,0 +1,157 @@
+"""The README's main job (``bash .ci/main``, train/main_job.py): its config, its commands, its summary. The default run
+trains nothing; the slow test runs the whole job."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from train import main_job
+from train.config import differences, load_config
+
+ROOT = Path(__file__).resolve().parents[1]
+#: the keys configs/main.yaml shortens; everything else is configs/revolutionary_war_jax.yaml's
+SHORTENED = {"total_timesteps", "checkpoint_interval", "eval.interval", "eval.final_games"}
+
+
+class Called(Exception):
+    """Raised by a stub in place of the real work, carrying what it was called with."""
+
+
+def test_the_main_config_is_the_jax_config_with_a_shorter_budget():
+    main = load_config(ROOT / "configs" / "main.yaml").to_dict()
+    full = load_config(ROOT / "configs" / "revolutionary_war_jax.yaml").to_dict()
+    changed = set(differences(full, main)) - {"run_dir"}
+    assert changed == SHORTENED
+    assert main["total_timesteps"] < full["total_timesteps"]
+    assert main["eval"]["final_games"] >= 2000 and main["eval"]["opponents"] is None  # every rule-based player
+
+
+def test_the_ci_script_sets_up_then_runs_the_main_job_with_the_callers_arguments():
+    script = (ROOT / ".ci" / "main").read_text()
+    assert subprocess.run(["bash", "-n", str(ROOT / ".ci" / "main")]).returncode == 0
+    lines = [line for line in script.splitlines() if line and not line.startswith("#")]
+    assert lines[-2:] == ["bash .ci/setup", 'exec .venv/bin/python -m train.main_job "$@"']
+
+
+def test_the_train_command_parses_into_the_main_config_with_the_runs_folder(monkeypatch):
+    import train.jax_ppo
+    from train.__main__ import main as train_main
+
+    def stub(config, **options):
+        raise Called(config)
+
+    monkeypatch.setattr(train.jax_ppo, "train", stub)
+    command = main_job.train_command(main_job.CONFIG, ["run_dir=runs/main/x", "seed=3"], ["--no-progress"])
+    assert command[:3] == [sys.executable, "-m", "train"]
+    monkeypatch.chdir(ROOT)
+    with pytest.raises(Called) as called:
+        train_main(command[3:])
+    config = called.value.args[0]
+    assert (config.run_dir, config.seed) == ("runs/main/x", 3)
+    assert config.total_timesteps == load_config(ROOT / main_job.CONFIG).total_timesteps
+
+
+def test_the_ladder_command_places_the_runs_checkpoint_on_fresh_deals(monkeypatch, tmp_path):
+    from agents.tournaments import ladder
+
+    def stub(game, agent, **options):
+        raise Called(game, agent, options)
+
+    monkeypatch.setattr(ladder, "place", stub)
+    config = load_config(ROOT / main_job.CONFIG, ["run_dir=runs/main/x", "seed=3"])
+    command = main_job.ladder_command(config, 800, tmp_path / "ladder.json", progress=False)
+    assert command[:3] == [sys.executable, "-m", "agents.tournaments.ladder"]
+    with pytest.raises(Called) as called:
+        ladder.main(command[3:])
+    game, agent, options = called.value.args
+    assert (game, agent) == ("revolutionary_war_v0", "checkpoint:runs/main/x/checkpoint.zip")
+    assert options["games"] == 800 and options["seed"] == 4  # not the ladder's own deals (seed 0)
+    assert options["backend"].workers == 2 and options["progress"] is False
+
+
+LADDER = {"players": [{"label": label, "elo": {"value": elo}} for label, elo in
+                      [("ismcts-100ms", 555), ("zoo:sb3_ppo", 550), ("heuristic:endgame", 511), ("random", 0)]]}
+
+
+def result(opponent: str, rate: float, low: float, high: float) -> dict:
+    return {"opponent": opponent, "win_rate": rate, "ci_low": low, "ci_high": high, "games": 2000, "fair_share": 0.5}
+
+
+def fake_summary(run_dir: Path) -> dict:
+    return {"config": {"game": "revolutionary_war_v0", "seed": 0}, "num_timesteps": 9_000_000, "wall_time": 150.0,
+            "checkpoint": str(run_dir / "checkpoint.zip"), "pretrain": {"teacher": "heuristic:endgame"},
+            "results": [result("random", 0.96, 0.95, 0.97), result("heuristic:pot", 0.51, 0.49, 0.53),
+                        result("heuristic:endgame", 0.45, 0.43, 0.47)]}
+
+
+PLACEMENT = {"elo": {"value": 530.4, "low": 501.0, "high": 561.0}, "games": 780,
+             "neighbours": {"above": {"label": "zoo:sb3_ppo", "elo": {"value": 550}},
+                            "below": {"label": "heuristic:endgame", "elo": {"value": 511}}}}
+
+
+def test_the_summary_says_what_each_interval_means_and_the_place_on_the_ladder():
+    text = main_job.summary_text(fake_summary(Path("runs/main/x")), PLACEMENT, LADDER, 270)
+    lines = text.splitlines()
+    assert any("vs random" in line and "0.960 [0.950, 0.970]" in line and line.endswith("stronger") for line in lines)
+    assert any("vs heuristic:pot" in line and "not decided" in line for line in lines)
+    assert any("vs heuristic:endgame" in line and line.endswith("weaker") for line in lines)
+    assert "Elo +530 [+501, +561] over 780 games, place 3 of 5." in text
+    assert "above it: zoo:sb3_ppo +550" in text and "below it: heuristic:endgame +511" in text
+    assert "took 4.5 min" in text
+
+
+def test_the_job_trains_then_places_then_summarises_and_stops_at_a_failed_step(monkeypatch, tmp_path, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "main.yaml").write_text((ROOT / "configs" / "main.yaml").read_text())
+    ran = []
+
+    def fake_run(command):
+        ran.append(command[2])
+        run_dir = tmp_path / "runs" / "main" / "x"
+        if command[2] == "train":
+            run_dir.mkdir(parents=True)
+            (run_dir / "summary.json").write_text(json.dumps(fake_summary(run_dir)))
+        else:
+            Path(command[command.index("--out") + 1]).write_text(json.dumps(PLACEMENT))
+        return subprocess.CompletedProcess(command, 0)
+
+    monkeypatch.setattr(main_job.subprocess, "run", fake_run)
+    assert main_job.main(["--set", "run_dir=runs/main/x", "--no-progress"]) == 0
+    assert ran == ["train", "agents.tournaments.ladder"]
+    assert "place " in capsys.readouterr().out
+
+    monkeypatch.setattr(main_job.subprocess, "run", lambda command: subprocess.CompletedProcess(command, 3))
+    with pytest.raises(SystemExit) as stopped:
+        main_job.main(["--set", "run_dir=runs/main/y"])
+    assert stopped.value.code == 3
+    assert "the train step failed" in capsys.readouterr().err
+
+
+def test_a_bad_override_fails_before_anything_runs(monkeypatch, capsys):
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setattr(main_job.subprocess, "run", lambda command: pytest.fail("ran " + command[2]))
+    with pytest.raises(SystemExit) as stopped:
+        main_job.main(["--set", "ppo.learning_rate=-1"])
+    assert stopped.value.code == 2 and "ppo.learning_rate must be > 0" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_the_whole_main_job_beats_every_rule_based_player(tmp_path):
+    run_dir = tmp_path / "run"
+    done = subprocess.run([sys.executable, "-m", "train.main_job", "--no-progress", "--set", f"run_dir={run_dir}"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=3600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert {r["opponent"] for r in summary["results"]} == {"random", "heuristic:cheapest", "heuristic:pot",
+                                                            "heuristic:endgame"}
+    for r in summary["results"]:
+        assert r["games"] >= 2000 and r["ci_low"] > 0.5, r
+    placement = json.loads((run_dir / "ladder.json").read_text())
+    assert placement["elo"]["low"] < placement["elo"]["value"] < placement["elo"]["high"]
+    assert "== The main job: summary ==" in done.stdout and "place " in done.stdout
