@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import types
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from train import main_job
@@ -39,13 +41,13 @@ def test_the_ci_script_sets_up_then_runs_the_main_job_with_the_callers_arguments
 
 
 def test_the_train_command_parses_into_the_main_config_with_the_runs_folder(monkeypatch):
-    import train.jax_ppo
     from train.__main__ import main as train_main
 
     def stub(config, **options):
         raise Called(config)
 
-    monkeypatch.setattr(train.jax_ppo, "train", stub)
+    # the JAX trainer's module, stubbed (jax is not imported: a test process that forks stays free of its threads)
+    monkeypatch.setitem(sys.modules, "train.jax_ppo", types.SimpleNamespace(train=stub))
     command = main_job.train_command(main_job.CONFIG, ["run_dir=runs/main/x", "seed=3"], ["--no-progress"])
     assert command[:3] == [sys.executable, "-m", "train"]
     monkeypatch.chdir(ROOT)
@@ -105,7 +107,18 @@ def test_the_summary_says_what_each_interval_means_and_the_place_on_the_ladder()
     assert "took 4.5 min" in text
 
 
-def test_the_job_trains_then_places_then_summarises_and_stops_at_a_failed_step(monkeypatch, tmp_path, capsys):
+class FakeSummary:
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+
+    def table(self) -> str:
+        return "| trained agent vs field of |"
+
+    def to_dict(self) -> dict:
+        return fake_summary(self.run_dir)
+
+
+def test_the_job_trains_evaluates_places_then_summarises_and_stops_at_a_failed_step(monkeypatch, tmp_path, capsys):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "configs").mkdir()
     (tmp_path / "configs" / "main.yaml").write_text((ROOT / "configs" / "main.yaml").read_text())
@@ -113,24 +126,56 @@ def test_the_job_trains_then_places_then_summarises_and_stops_at_a_failed_step(m
 
     def fake_run(command):
         ran.append(command[2])
-        run_dir = tmp_path / "runs" / "main" / "x"
         if command[2] == "train":
-            run_dir.mkdir(parents=True)
-            (run_dir / "summary.json").write_text(json.dumps(fake_summary(run_dir)))
+            assert "--no-final-eval" in command  # the job evaluates on two processes itself
         else:
-            Path(command[command.index("--out") + 1]).write_text(json.dumps(PLACEMENT))
+            out = Path(command[command.index("--out") + 1])
+            out.parent.mkdir(parents=True)
+            out.write_text(json.dumps(PLACEMENT))
         return subprocess.CompletedProcess(command, 0)
 
+    def fake_evaluation(config, *, progress):
+        ran.append("evaluate")
+        return FakeSummary(Path(config.run_dir))
+
     monkeypatch.setattr(main_job.subprocess, "run", fake_run)
+    monkeypatch.setattr(main_job, "evaluated_summary", fake_evaluation)
     assert main_job.main(["--set", "run_dir=runs/main/x", "--no-progress"]) == 0
-    assert ran == ["train", "agents.tournaments.ladder"]
-    assert "place " in capsys.readouterr().out
+    assert ran == ["train", "evaluate", "agents.tournaments.ladder"]
+    out = capsys.readouterr().out
+    assert out.index("| trained agent vs field of |") < out.index("== The main job: summary ==")
 
     monkeypatch.setattr(main_job.subprocess, "run", lambda command: subprocess.CompletedProcess(command, 3))
     with pytest.raises(SystemExit) as stopped:
         main_job.main(["--set", "run_dir=runs/main/y"])
     assert stopped.value.code == 3
     assert "the train step failed" in capsys.readouterr().err
+
+
+def test_the_job_evaluates_the_trainers_final_games_and_writes_its_summary(tmp_path, monkeypatch):
+    # one process: this test's process may have run JAX (other tests), and the games do not depend on the count
+    monkeypatch.setattr(main_job, "WORKERS", 1)
+    from train.checkpoint import Checkpoint, PolicyNet, game_signature, write_checkpoint
+    from train.summary import evaluate
+
+    config = load_config(ROOT / main_job.CONFIG, [f"run_dir={tmp_path}", "eval.final_games=6", "seed=5"])
+    signature = game_signature(config.game, config.env_options)
+    rng = np.random.default_rng(0)
+    net = PolicyNet([rng.normal(size=(signature["observation_size"], signature["num_actions"]))],
+                    [np.zeros(signature["num_actions"])], "tanh")
+    warm = {"teacher": "heuristic:endgame", "decisions": 10, "accuracy": 0.9}
+    meta = {"game": signature, "config": config.to_dict(), "num_timesteps": 1234, "backend": "jax",
+            "policy": {"activation": "tanh", "deterministic": True},
+            "run": {"wall_time": 60.0, "cpu_time": 90.0, "pretrain": warm}}
+    write_checkpoint(tmp_path / "checkpoint.zip", Checkpoint(meta, net))
+    summary = main_job.evaluated_summary(config, progress=False)
+    trainers = evaluate(config, tmp_path / "checkpoint.zip", 6, seed=config.seed + 2)  # as the trainer does
+    assert [r.row() for r in summary.results] == [r.row() for r in trainers]
+    assert [r.opponent for r in summary.results] == ["random", "heuristic:cheapest", "heuristic:pot",
+                                                     "heuristic:endgame"]
+    written = json.loads((tmp_path / "summary.json").read_text())
+    assert (written["num_timesteps"], written["wall_time"], written["pretrain"]) == (1234, 60.0, warm)
+    assert "PPO (JAX" in (tmp_path / "summary.md").read_text()
 
 
 def test_a_bad_override_fails_before_anything_runs(monkeypatch, capsys):

@@ -10,13 +10,16 @@ Each run writes into a fresh folder ``runs/main/<timestamp>/`` (the checkpoint, 
 ==============  ========================================================================================
 step            what it runs
 ==============  ========================================================================================
-train           ``card-envs train --config configs/main.yaml``: the JAX trainer (``train/jax_ppo.py``) on
-                ``configs/revolutionary_war_jax.yaml`` shortened to a few minutes on 2 cores: an imitation
-                warm start from the rule-based endgame player (the loop compiles meanwhile), then PPO
-                against the warm start's frozen clone, the pot player, snapshots and random, and self-play.
-                Its final evaluation plays the agent against random and every rule-based player,
-                ``eval.final_games`` games each: duplicate deals, each deal replayed with the seats
-                swapped, 95% Wilson intervals (``agents.tournaments.match.contest``)
+train           ``card-envs train --config configs/main.yaml --no-final-eval``: the JAX trainer
+                (``train/jax_ppo.py``) on ``configs/revolutionary_war_jax.yaml`` shortened to a few minutes
+                on 2 cores: an imitation warm start from the rule-based endgame player (the loop compiles
+                meanwhile), then PPO against the warm start's frozen clone, the pot player, snapshots and
+                random, and self-play
+evaluate        the trainer's final evaluation (``train.summary.evaluate``: the same games for the same
+                seed), played here on two processes: the agent against random and every rule-based
+                player, ``eval.final_games`` games each, on duplicate deals (each deal replayed with the
+                seats swapped), 95% Wilson intervals; ``summary.md`` / ``.json`` as ``card-envs train``
+                writes them
 ladder          ``card-envs ladder --agent checkpoint:<run>/checkpoint.zip --games N`` (default
                 :data:`LADDER_GAMES`): the agent on fresh deals against every player of the published
                 ladder (``benchmarks/results/ladder_revolutionary_war_v0.md``), whose ratings stay fixed;
@@ -26,13 +29,15 @@ summary         what a newcomer reads last: the win rate against each player wit
 ==============  ========================================================================================
 
 Reproducible for its seed (``--set seed=N``; the ladder's deals use ``seed + 1``): the same seed gives the same
-agent, win rates and placement on the same machine. Training runs in its own process, so that the ladder's
-worker processes are not forked from a process that ran JAX's threads.
+agent, win rates and placement on the same machine. Training runs in its own process, so that the evaluation's
+and the ladder's worker processes are not forked from a process that ran JAX's threads (which is why the trainer's
+own final evaluation plays on one process).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import shlex
 import subprocess
@@ -43,7 +48,9 @@ from pathlib import Path
 from typing import Any
 
 from card_envs.core.errors import CardEnvsError
+from train.checkpoint import CHECKPOINT_NAME, read_checkpoint
 from train.config import TrainConfig, load_config
+from train.summary import Summary, evaluate
 
 CONFIG = "configs/main.yaml"
 #: games of the ladder placement: the costly search players play only their share of the deals
@@ -110,6 +117,29 @@ def summary_text(summary: Mapping[str, Any], placement: Mapping[str, Any], ladde
     return "\n".join(lines)
 
 
+def evaluated_summary(config: TrainConfig, *, progress: bool) -> Summary:
+    """The trained run's final evaluation, as ``card-envs train`` ends with it (the same games: seed + 2), on
+    :data:`WORKERS` processes; written to ``<run_dir>/summary.md`` / ``.json``."""
+    checkpoint = Path(config.run_dir or "") / CHECKPOINT_NAME
+    meta = read_checkpoint(checkpoint).meta
+    run = meta.get("run", {})  # the JAX trainer's times and warm start
+    config = dataclasses.replace(config, eval=dataclasses.replace(config.eval, workers=WORKERS))
+    results = evaluate(config, checkpoint, config.eval.final_games, seed=config.seed + 2, progress=progress)
+    method = "PPO (JAX, train/jax_ppo.py)" if meta.get("backend") == "jax" else "MaskablePPO"
+    summary = Summary(config, int(meta["num_timesteps"]), float(run.get("wall_time", 0.0)),
+                      float(run.get("cpu_time", 0.0)), results, str(checkpoint), run.get("pretrain", {}), method)
+    summary.write(checkpoint.parent / "summary")
+    return summary
+
+
+def run_step(step: str, command: list[str], parser: argparse.ArgumentParser, prog: str) -> None:
+    """Run one step's command, showing it first; a failure ends the job with the step's exit status."""
+    print(f"\n== {step}: {shlex.join(['python', *command[1:]])}\n", file=sys.stderr, flush=True)
+    code = subprocess.run(command).returncode
+    if code != 0:
+        parser.exit(code, f"{prog}: error: the {step} step failed (exit status {code}); see above\n")
+
+
 def run_dir_now() -> str:
     return f"runs/main/{time.strftime('%Y%m%d-%H%M%S')}"
 
@@ -135,20 +165,19 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m train.main_jo
     started = time.perf_counter()
     run_dir = Path(config.run_dir or "")
     progress = [] if not args.no_progress else ["--no-progress"]
+    run_step("train", train_command(args.config, overrides, [*progress, "--no-final-eval", *extra]), parser, prog)
+    print("\n== evaluate: the trained agent against random and every rule-based player\n", file=sys.stderr,
+          flush=True)
+    summary = evaluated_summary(config, progress=not args.no_progress)
+    print(f"\n{summary.table()}", flush=True)
     out = run_dir / "ladder.json"
-    for step, command in (("train", train_command(args.config, overrides, [*progress, *extra])),
-                          ("ladder", ladder_command(config, args.ladder_games, out, progress=not args.no_progress))):
-        print(f"\n== {step}: {shlex.join(['python', *command[1:]])}\n", file=sys.stderr, flush=True)
-        code = subprocess.run(command).returncode
-        if code != 0:
-            parser.exit(code, f"{prog}: error: the {step} step failed (exit status {code}); see above\n")
+    run_step("ladder", ladder_command(config, args.ladder_games, out, progress=not args.no_progress), parser, prog)
     from agents.tournaments.ladder import load_ladder
 
-    summary = json.loads((run_dir / "summary.json").read_text())
     placement = json.loads(out.read_text())
-    print(summary_text(summary, placement, load_ladder(config.game), time.perf_counter() - started), flush=True)
+    print(summary_text(summary.to_dict(), placement, load_ladder(config.game), time.perf_counter() - started),
+          flush=True)
     return 0
-
 
 if __name__ == "__main__":
     raise SystemExit(main())
