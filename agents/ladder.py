@@ -1,4 +1,4 @@
-"""``card-envs ladder`` (or ``card-envs ladder``): :mod:`agents.tournaments.ladder`, where this module now lives.
+"""``python -m agents.ladder`` (or ``card-envs ladder``): :mod:`agents.tournaments.ladder`, where this module now lives.
 
 The name stays so that the command and old imports (``from agents.ladder import ...``) keep working; it is the same
 module object, not a copy.
@@ -6,8 +6,11 @@ module object, not a copy.
 
 import sys
 
+if __name__ == "__main__":
+    from card_envs.core.commands import run_main
+
+    raise SystemExit(run_main("agents.tournaments.ladder", "python -m agents.ladder"))
+
 from agents.tournaments import ladder
 
-if __name__ == "__main__":
-    raise SystemExit(ladder.main())
 sys.modules[__name__] = ladder

@@ -30,7 +30,6 @@ faster than in its benchmark runs.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import time
@@ -40,6 +39,9 @@ from typing import Any
 
 if __package__ in (None, ""):  # run as ``python benchmarks/battlecards_jax_parts.py``
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+from card_envs.core.commands import CommandParser, guarded  # noqa: E402
 
 
 def engines(players: int) -> dict[str, Any]:
@@ -92,7 +94,7 @@ def uncovered_share(env: Any, states: Any, steps: int, run: Any) -> float:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = CommandParser(prog="python -m benchmarks.battlecards_jax_parts", description=__doc__.split("\n\n")[0])
     parser.add_argument("--players", type=int, default=6, help="Battlecards' num_players (default 6)")
     parser.add_argument("--batch", type=int, default=512, help="games at once (default 512, the best a device)")
     parser.add_argument("--steps", type=int, default=200, help="steps per timed call (default 200)")
@@ -133,4 +135,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(guarded(main, "python -m benchmarks.battlecards_jax_parts"))

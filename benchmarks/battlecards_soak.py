@@ -19,7 +19,6 @@ draws, rounds (mean, median, 99th percentile, max), decisions per game.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -34,6 +33,7 @@ import numpy as np
 
 from card_envs.battlecards.invariants import invariant_errors
 from card_envs.battlecards.rules import Battlecards
+from card_envs.core.commands import CommandParser, guarded
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 MAX_VIOLATIONS = 20
@@ -170,7 +170,7 @@ def write_atomically(path: str, text: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = CommandParser(prog="python -m benchmarks.battlecards_soak", description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", type=int, default=100_000)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
@@ -222,4 +222,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(guarded(main, "python -m benchmarks.battlecards_soak"))

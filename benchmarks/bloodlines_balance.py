@@ -46,6 +46,7 @@ from agents.players.registry import make_agent, strongest_heuristic
 from agents.tournaments.backends import BACKENDS, Backend, ordered_results
 from agents.tournaments.match import ProgressBar, play_game, wilson
 from benchmarks.throughput import add_output_arguments, machine_description, output_dir, write_atomic
+from card_envs.core.commands import CommandParser, guarded
 
 GAME = "bloodlines_v0"
 SUITS = "CDHS"
@@ -334,8 +335,7 @@ def write_results(report: dict[str, Any], out_dir: Path) -> list[Path]:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = CommandParser(prog="python -m benchmarks.bloodlines_balance", description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", type=int, default=2000, help="games per ordered suit pair (default 2000)")
     parser.add_argument("--agent", default=strongest_heuristic(GAME), help="agent spec for both seats")
     parser.add_argument("--workers", type=int, default=2)
@@ -366,4 +366,4 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(guarded(main, "python -m benchmarks.bloodlines_balance"))

@@ -17,7 +17,6 @@ first, with 95% Wilson intervals; how the games ended) and ``.json`` (the same, 
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 from collections import Counter
@@ -30,6 +29,7 @@ import card_envs
 from agents.players.registry import make_agent
 from agents.tournaments.match import ProgressBar, play_game, wilson
 from benchmarks.throughput import add_output_arguments, output_dir, run_stamp, write_atomic
+from card_envs.core.commands import CommandParser, guarded
 
 GAME = "bloodlines_v0"
 SUITS = "CDHS"
@@ -107,8 +107,7 @@ def _slug(spec: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = CommandParser(prog="python -m benchmarks.bloodlines_matchups", description=__doc__.split("\n\n")[0])
     parser.add_argument("--agent", required=True, help="agent spec of the player studied")
     parser.add_argument("--opponent", default="random", help="agent spec of its opponent (default random)")
     parser.add_argument("--games", type=int, default=20_000, help="games (default 20,000)")
@@ -132,4 +131,4 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(guarded(main, "python -m benchmarks.bloodlines_matchups"))

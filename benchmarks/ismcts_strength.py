@@ -39,6 +39,7 @@ from agents.players.ismcts import GAME_OPTIONS, ISMCTSAgent
 from agents.players.registry import make_agent, strongest_heuristic
 from agents.tournaments.backends import BACKENDS, Backend, ordered_results
 from agents.tournaments.match import play_game, wilson
+from card_envs.core.commands import CommandParser, checked_game, guarded, json_object
 
 DEFAULT_BUDGETS = (25, 100, 400)
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
@@ -160,15 +161,14 @@ def format_markdown(rows: Sequence[dict[str, Any]], meta: dict[str, Any]) -> str
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = CommandParser(prog="python -m benchmarks.ismcts_strength", description=__doc__.split("\n\n")[0])
     parser.add_argument("--game", nargs="+", choices=card_envs.ENV_NAMES, help="games (default: all registered)")
     parser.add_argument("--budgets", nargs="+", type=int, default=list(DEFAULT_BUDGETS),
                         help="simulations per decision, one curve point each (default 25 100 400)")
     parser.add_argument("--options", help="search options after the budget, e.g. 'c=1,rollout=heuristic:pot' "
                                           "(default: GAME_OPTIONS of the game)")
     parser.add_argument("--opponent", help="opponent spec (default: the game's strongest rule-based player)")
-    parser.add_argument("--config", default="{}", help="game options as JSON")
+    parser.add_argument("--config", type=json_object, default={}, help="game options as a JSON object")
     parser.add_argument("--games-per-point", type=int, default=300)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--backend", choices=BACKENDS, default="local",
@@ -179,7 +179,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.games_per_point < 1 or any(b < 1 for b in args.budgets) or args.workers < 1:
         parser.error("--games-per-point, --budgets and --workers must be at least 1")
-    config = json.loads(args.config)
+    config = args.config
+    for name in args.game or card_envs.ENV_NAMES:
+        checked_game(name, config)  # every table's options, before any game is played
     rows = []
     for name in args.game or card_envs.ENV_NAMES:
         options = args.options if args.options is not None else GAME_OPTIONS.get(name, "")
@@ -223,4 +225,4 @@ def _write_merged(json_path: str, args: argparse.Namespace, argv: Sequence[str] 
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(guarded(main, "python -m benchmarks.ismcts_strength"))

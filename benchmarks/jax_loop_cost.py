@@ -48,7 +48,6 @@ decision they explain. Results: ``results/jax_loop_cost.md`` and ``.json`` (writ
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -70,6 +69,7 @@ from benchmarks.throughput import (  # noqa: E402
     run_stamp,
     write_atomic,
 )
+from card_envs.core.commands import CommandParser, guarded  # noqa: E402
 
 DEFAULT_GAMES = ("leduc_holdem",)
 DEFAULT_BATCH_SIZES = (1024, 4096)
@@ -261,7 +261,7 @@ def render_markdown(report: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = CommandParser(prog="python -m benchmarks.jax_loop_cost", description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", default=",".join(DEFAULT_GAMES),
                         help="comma-separated: Pgx env ids (e.g. leduc_holdem) or our env names (default leduc_holdem)")
     parser.add_argument("--batch-sizes", default=",".join(map(str, DEFAULT_BATCH_SIZES)))
@@ -296,4 +296,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(guarded(main, "python -m benchmarks.jax_loop_cost"))

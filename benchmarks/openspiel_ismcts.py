@@ -30,7 +30,6 @@ and budget) and ``openspiel_ismcts.md`` is rebuilt from all rows, both written a
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -47,6 +46,7 @@ import card_envs
 from agents.files import write_atomically
 from agents.players.registry import make_agent, strongest_heuristic
 from agents.tournaments.match import play_game, wilson
+from card_envs.core.commands import CommandParser, guarded
 
 #: short configs per game (engine options), so that OpenSpiel's Python search finishes 200 games
 CONFIGS: dict[str, dict[str, Any]] = {
@@ -217,8 +217,7 @@ def format_markdown(data: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = CommandParser(prog="python -m benchmarks.openspiel_ismcts", description=__doc__.split("\n\n")[0])
     parser.add_argument("--game", nargs="+", choices=card_envs.ENV_NAMES, help="games (default: all)")
     parser.add_argument("--games", type=int, default=200, help="games per searcher and game (default 200)")
     parser.add_argument("--sims", type=int, default=25, help="simulations per decision, both searchers")
@@ -265,4 +264,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(guarded(main, "python -m benchmarks.openspiel_ismcts"))

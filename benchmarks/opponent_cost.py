@@ -33,7 +33,6 @@ Results: ``results/opponent_cost.md`` and ``.json``, each written to a temporary
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -46,6 +45,7 @@ import numpy as np
 
 from benchmarks.throughput import machine_description, machine_lines, output_dir, run_stamp, select_games, write_atomic
 from benchmarks.training_throughput import committed_config
+from card_envs.core.commands import CommandParser, guarded
 from card_envs.core.single_agent import SingleAgentEnv, _name
 
 
@@ -154,7 +154,7 @@ def render_markdown(report: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = CommandParser(prog="python -m benchmarks.opponent_cost", description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", help="comma-separated env names (default: every registered game)")
     parser.add_argument("--decisions", type=int, default=30_000, help="learner decisions timed per game")
     parser.add_argument("--seed", type=int, default=0)
@@ -180,4 +180,4 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(guarded(main, "python -m benchmarks.opponent_cost"))

@@ -18,7 +18,6 @@ Actions are chosen as in ``benchmarks.throughput`` (the same float stream mapped
 
 from __future__ import annotations
 
-import argparse
 import cProfile
 import json
 import pstats
@@ -42,6 +41,7 @@ from benchmarks.throughput import (  # noqa: E402
     env_loop,
     write_atomic,
 )
+from card_envs.core.commands import CommandParser, guarded, json_object  # noqa: E402
 
 
 def engine_plus_loop(game: Any, seconds: float, seed: int, *, mask: bool, view: bool, encode: bool,
@@ -161,9 +161,9 @@ def report(name: str, config: dict[str, Any], seconds: float, repeats: int, seed
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.profile_env", description=__doc__.split("\n")[0])
+    parser = CommandParser(prog="python -m benchmarks.profile_env", description=__doc__.split("\n")[0])
     parser.add_argument("game", choices=card_envs.ENV_NAMES)
-    parser.add_argument("--config", type=json.loads, default={}, help="game options as a JSON object")
+    parser.add_argument("--config", type=json_object, default={}, help="game options as a JSON object")
     parser.add_argument("--seconds", type=float, default=2.0, help="time budget per measurement")
     parser.add_argument("--repeats", type=int, default=3, help="ladder repeats (median reported)")
     parser.add_argument("--seed", type=int, default=0)
@@ -177,4 +177,4 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(guarded(main, "python -m benchmarks.profile_env"))

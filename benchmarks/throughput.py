@@ -59,6 +59,7 @@ if __package__ in (None, ""):  # run as ``python benchmarks/throughput.py``: mak
 import numpy as np  # noqa: E402
 
 import card_envs  # noqa: E402
+from card_envs.core.commands import CommandParser, guarded  # noqa: E402
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 QUICK_RESULTS_DIR = RESULTS_DIR / "quick"
@@ -611,7 +612,7 @@ def select_games(requested: str | None) -> list[str]:
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.throughput", description=__doc__.split("\n")[0])
+    parser = CommandParser(prog="python -m benchmarks.throughput", description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=None, help="timed repeats per row (default 5; --quick 2)")
     parser.add_argument("--seconds", type=float, default=None,
                         help="time budget of each measurement in seconds (default 2; --quick 0.2)")
@@ -653,4 +654,4 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(guarded(main, "python -m benchmarks.throughput"))

@@ -458,11 +458,8 @@ def batch_last_matches_vmapped_step(options: dict[str, Any], games: int, decisio
         env._rare_slots = lambda batch: slots
     vmapped, last_step = jax.jit(jax.vmap(env.step)), jax.jit(env.step_batch_last)
     init = jax.jit(jax.vmap(env.init))
-    if env.ordered:  # no common step: every game takes the full step (step_batch_last)
-        covered = jax.jit(lambda s, a, k: jnp.zeros(a.shape, jnp.bool_))
-    else:
-        covered = jax.jit(lambda s, a, k: env._common_step(env._game(s), a, jax.vmap(
-            lambda key: jax.random.bits(key, (), jnp.uint32))(k))[1])
+    covered = jax.jit(lambda s, a, k: env._common_step(env._game(s), a, jax.vmap(
+        lambda key: jax.random.bits(key, (), jnp.uint32))(k))[1])
     states = init(jax.random.split(jax.random.PRNGKey(seed), games))
     key = jax.random.PRNGKey(seed + 1)
     counts = {"common": 0, "rare": 0, "most_rare": 0, "ends": 0}
@@ -500,5 +497,4 @@ def test_step_batch_last_is_the_full_step_at_every_decision(index):  # R7-R19 th
 def test_step_batch_last_is_the_full_step_through_whole_games(index):
     options = dict(VARIANTS[index], max_rounds=60) if index == 0 else VARIANTS[index]
     counts = batch_last_matches_vmapped_step(options, games=32, decisions=600, seed=10 + index, slots=4)
-    ordered = make(NAME, **options).ordered  # an ordered config (no mid-game shuffle) takes the full step only
-    assert (counts["common"] == 0 if ordered else counts["common"] > 0) and counts["rare"] > 0 and counts["ends"] > 0
+    assert counts["common"] > 0 and counts["rare"] > 0 and counts["ends"] > 0

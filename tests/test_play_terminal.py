@@ -120,7 +120,7 @@ def test_bad_command_lines_fail_with_a_message(args, message, capsys):
 
 
 @pytest.mark.parametrize("args, message", [
-    ([], "--game is required"), (["--game", "revolution_v0", "--config", "[1]"], "must be a JSON object"),
+    ([], "--game is required"), (["--game", "revolution_v0", "--config", "[1]"], "a JSON object is needed"),
     (["--game", "revolution_v0", "--delay", "-1"], "--delay must be 0 or more"),
 ])
 def test_command_line_usage_errors(args, message, capsys):

@@ -96,3 +96,24 @@ def test_a_saved_game_file_that_is_not_json_is_refused(tmp_path):
     path.write_text("{not json")
     with pytest.raises(SavedGameError, match="cannot read saved game"):
         load_game(path)
+
+
+def test_a_saved_game_replays_as_a_gif(tmp_path):
+    """``card-envs play --replay FILE --gif OUT``: the deal, then the table after every action, every hand up."""
+    import imageio.v3 as iio
+
+    from agents.play.__main__ import main as play_main
+    from card_envs.core.render import frame
+
+    out = tmp_path / "games"
+    assert match.main(["--game", "bloodlines_v0", "--agents", "random", "heuristic:defender", "--games", "2",
+                       "--workers", "1", "--quiet", "--save-games", str(out), "--config", '{"max_turns": 6}']) == 0
+    path = out / sorted(os.listdir(out))[0]
+    saved = load_game(str(path))
+    gif = tmp_path / "game.gif"
+    assert play_main(["--replay", str(path), "--gif", str(gif)]) == 0
+    frames = iio.imread(gif, index=None)
+    deal = frame(saved.new_state())
+    assert 2 <= len(frames) <= len(saved.actions) + 1  # identical neighbours may merge into one longer frame
+    assert frames.shape[1:] == deal.shape and abs(frames[0].astype(int) - deal).mean() < 2  # the deal comes first
+    assert abs(frames[-1].astype(int) - frame(replay_saved(saved))).mean() < 2  # and the final table last

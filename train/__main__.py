@@ -14,18 +14,16 @@ both take the same options and write the same checkpoint format.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Sequence
 
-from card_envs.core.errors import CardEnvsError
+from card_envs.core.commands import CommandParser, command_line
 from train.config import load_config
 
 
-def main(argv: Sequence[str] | None = None, prog: str = "python -m train") -> int:
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0],
-                                     epilog=__doc__.split("\n\n", 1)[1],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+@command_line("python -m train")
+def main(argv: Sequence[str] | None, prog: str) -> int:
+    parser = CommandParser(prog=prog, description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1])
     parser.add_argument("--config", required=True, help="YAML config, e.g. configs/revolutionary_war.yaml")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override a config key (dotted path, YAML value); repeatable")
@@ -35,21 +33,14 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m train") -> in
     parser.add_argument("--results", metavar="PREFIX",
                         help="also write the summary to PREFIX.md and PREFIX.json (e.g. benchmarks/results/...)")
     args = parser.parse_args(argv)
-    try:
-        config = load_config(args.config, args.overrides)
-    except CardEnvsError as error:
-        parser.exit(2, f"{prog}: error: {error}\n")
+    config = load_config(args.config, args.overrides)
     # the trainer (torch, or jax) is imported only once the config is known to be good
     if config.backend == "jax":
         from train.jax_ppo import train
     else:
         from train.trainer import train
 
-    try:
-        summary = train(config, resume=args.resume, progress=not args.no_progress,
-                        final_eval=not args.no_final_eval)
-    except CardEnvsError as error:
-        parser.exit(2, f"{prog}: error: {error}\n")
+    summary = train(config, resume=args.resume, progress=not args.no_progress, final_eval=not args.no_final_eval)
     if args.no_final_eval:
         print(f"trained {summary.num_timesteps:,} decisions; checkpoint {summary.checkpoint}")
         return 0

@@ -14,12 +14,11 @@ command line lives in ``train``, the top layer of the package, since it fronts t
 
 from __future__ import annotations
 
-import importlib
 import sys
 from collections.abc import Sequence
 
 import card_envs
-from card_envs.extras import missing_message
+from card_envs.core.commands import run_main
 
 #: subcommand -> (the module whose ``main(argv, prog)`` runs it, what it does)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -54,17 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if name not in COMMANDS:
         print(f"card-envs: error: unknown command {name!r}; commands: {', '.join(COMMANDS)}", file=sys.stderr)
         return 2
-    module_name = COMMANDS[name][0]
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as error:
-        message = missing_message(error, f"card-envs {name}")
-        if message is None:
-            raise
-        print(f"card-envs: error: {message}", file=sys.stderr)
-        return 2
-    return module.main(rest, prog=f"card-envs {name}")
-
+    return run_main(COMMANDS[name][0], f"card-envs {name}", rest)
 
 if __name__ == "__main__":
     raise SystemExit(main())

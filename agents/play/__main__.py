@@ -4,6 +4,7 @@
     card-envs play --game revolution_v0 --seat 2 --opponents heuristic:counting random ismcts:sims=200
     card-envs play --game bloodlines_v0 --watch heuristic:defender heuristic:aggressor
     card-envs play --replay games/revolutionary_war_v0-...-000012.json
+    card-envs play --replay games/revolutionary_war_v0-...-000012.json --gif game.gif   # a GIF of it
     card-envs play --game battlecards_v0 --opponents heuristic:counter --ui terminal
 
 The web table is served on 127.0.0.1 (this machine only) and prints its URL. Every browser tab gets
@@ -15,26 +16,29 @@ after yours). Needs the extra ``play`` (``pip install card-envs[play]``).
 from __future__ import annotations
 
 import argparse
-import json
 import secrets
 import sys
 from collections.abc import Sequence
 
 import card_envs
 from agents.players.registry import strongest_heuristic
+from agents.tournaments.saved_games import load_game, save_replay_gif
+from card_envs.core.commands import CommandParser, command_line, json_object, refuse
 
 
 def parse_args(argv: Sequence[str] | None, prog: str = "python -m agents.play") -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = CommandParser(prog=prog, description=__doc__)
     parser.add_argument("--game", choices=card_envs.ENV_NAMES, help="the game (not needed with --replay)")
-    parser.add_argument("--config", default="{}", help='game options as JSON, e.g. \'{"num_hands": 2}\'')
+    parser.add_argument("--config", type=json_object, default={},
+                        help='game options as JSON, e.g. \'{"num_hands": 2}\'')
     parser.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
     parser.add_argument("--opponents", nargs="+", metavar="SPEC",
                         help="agent specs of the other seats (default: the game's strongest rule-based player)")
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--watch", nargs="+", metavar="SPEC", help="watch these agents play (one per seat, or one)")
     what.add_argument("--replay", metavar="FILE", help="step through a saved game (match --save-games)")
+    parser.add_argument("--gif", metavar="OUT", help="with --replay: write the game as an animated GIF (every hand "
+                                                     "face up) and exit, instead of opening a table")
     parser.add_argument("--ui", choices=("web", "terminal"), default="web")
     parser.add_argument("--host", default="127.0.0.1", help="address to serve on (default 127.0.0.1: this machine)")
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
@@ -46,23 +50,21 @@ def parse_args(argv: Sequence[str] | None, prog: str = "python -m agents.play") 
         parser.error("--game is required (or --replay FILE)")
     if args.delay < 0:
         parser.error("--delay must be 0 or more")
-    try:
-        args.config = json.loads(args.config)
-    except json.JSONDecodeError as error:
-        parser.error(f"--config is not JSON: {error}")
-    if not isinstance(args.config, dict):
-        parser.error(f"--config must be a JSON object, got {args.config!r}")
+    if args.gif and not args.replay:
+        parser.error("--gif needs --replay FILE (the saved game to draw)")
     return args
 
 
-def main(argv: Sequence[str] | None = None, prog: str = "python -m agents.play") -> int:
+@command_line("python -m agents.play")
+def main(argv: Sequence[str] | None, prog: str) -> int:
     args = parse_args(argv, prog)
-    try:
-        from agents.play.server import Setup
-        from agents.play.tables import TableError
-    except ImportError as error:
-        print(f"error: agents.play needs the extra 'play' (pip install 'card-envs[play]'): {error}", file=sys.stderr)
-        return 2
+    if args.gif:
+        frames = save_replay_gif(load_game(args.replay), args.gif, fps=1000 / max(args.delay * 1000, 1))
+        print(f"wrote {args.gif}: {frames} frames", file=sys.stderr)
+        return 0
+    from agents.play.server import Setup  # needs the extra 'play': a missing one is named by command_line
+    from agents.play.tables import TableError
+
     seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
     mode = "replay" if args.replay else "watch" if args.watch else "play"
     opponents = args.opponents or ([strongest_heuristic(args.game)] if args.game else [])
@@ -74,8 +76,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m agents.play")
         if mode == "replay":
             setup.game = setup.saved().game.name
     except TableError as error:
-        print(f"error: {error.message}", file=sys.stderr)
-        return 2
+        return refuse(prog, error.message)
     if mode != "replay":
         print(f"seed {seed} (again with --seed {seed})", file=sys.stderr)
     if args.ui == "terminal":
@@ -85,8 +86,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m agents.play")
     try:
         serve(setup, args.host, args.port)
     except OSError as error:
-        print(f"error: cannot serve on {args.host}:{args.port}: {error}", file=sys.stderr)
-        return 2
+        return refuse(prog, f"cannot serve on {args.host}:{args.port}: {error}")
     return 0
 
 

@@ -35,10 +35,8 @@ fishtest-style GSPRT on per-deal head-to-head scores accepts H0 or H1. The stati
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
-import os
 import shlex
 import sys
 import time
@@ -50,9 +48,8 @@ import numpy as np
 
 import card_envs
 from agents.players.base import Agent
-from agents.players.registry import agent_names
 from agents.tournaments.backends import BACKENDS, Backend
-from agents.tournaments.match import AgentError, ProgressBar, play_out
+from agents.tournaments.match import AgentError, ProgressBar, add_table_arguments, checked_table, play_out
 from agents.tournaments.records import (
     AgentFailure,
     Contestant,
@@ -65,6 +62,7 @@ from agents.tournaments.records import (
     parse_contestant,
 )
 from agents.tournaments.stats import Evaluation, SprtSpec
+from card_envs.core.commands import CommandParser, command_line, positive_int
 from card_envs.core.engine import GameState
 from card_envs.core.errors import ConfigError
 
@@ -254,56 +252,32 @@ def evaluate(game: str, contestants: Sequence[Contestant | str], games: int, **o
 # -- command line -------------------------------------------------------------------------------
 
 
-def main(argv: Sequence[str] | None = None, prog: str = "python -m agents.evaluate") -> int:
+@command_line("python -m agents.evaluate")
+def main(argv: Sequence[str] | None, prog: str) -> int:
     from agents.tournaments.report import markdown, write_all
     from agents.tournaments.stats import SprtSpec, summarize
 
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__, epilog=EXAMPLES,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--game", default="revolutionary_war_v0", choices=card_envs.ENV_NAMES)
-    parser.add_argument("--agents", nargs="+", metavar="SPEC",
-                        help="agent specs, optionally 'label=spec' (default: random and every heuristic)")
-    parser.add_argument("--games", type=int, default=10000, help="total games, rounded up to whole deals")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
+    parser = CommandParser(prog=prog, description=__doc__, epilog=EXAMPLES)
+    add_table_arguments(parser, games=10000, games_help="total games, rounded up to whole deals (default 10000)")
     parser.add_argument("--backend", choices=BACKENDS, default="local",
                         help="where chunks of deals run: local processes (default) or ray (tournaments/backends.py); "
                              "the results are the same")
     parser.add_argument("--address", help="--backend ray: the cluster to join (e.g. 127.0.0.1:6379); default: "
                                           "start Ray here with --workers CPUs")
-    parser.add_argument("--config", default="{}", help='game options as JSON, e.g. \'{"target_score": 100}\'')
     parser.add_argument("--out", metavar="PREFIX", help="write PREFIX.md, .csv, .json and .png")
     parser.add_argument("--sprt", nargs=2, type=float, metavar=("ELO0", "ELO1"),
                         help="two agents: stop when the GSPRT accepts H0 (elo <= ELO0) or H1 (elo >= ELO1)")
     parser.add_argument("--alpha", type=float, default=0.05, help="SPRT false-positive rate (default 0.05)")
     parser.add_argument("--beta", type=float, default=0.05, help="SPRT false-negative rate (default 0.05)")
-    parser.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    parser.add_argument("--save-games", metavar="DIR",
-                        help="write every game played to DIR as JSON (seed, options, agents, actions); "
-                             "replay with card-envs play --replay FILE")
+    parser.add_argument("--resamples", type=positive_int, default=2000, help="bootstrap resamples (default 2000)")
     args = parser.parse_args(argv)
-    if args.games < 1:
-        parser.error("--games must be at least 1")
-    if args.workers < 1:
-        parser.error("--workers must be at least 1")
-    try:
-        config = json.loads(args.config)
-    except json.JSONDecodeError as error:
-        parser.error(f"--config is not JSON: {error}")
-    if not isinstance(config, dict):
-        parser.error(f"--config must be a JSON object, got {args.config}")
+    sprt = SprtSpec(args.sprt[0], args.sprt[1], args.alpha, args.beta) if args.sprt else None
+    _, contestants = checked_table(args)
     started = time.perf_counter()
-    try:
-        sprt = SprtSpec(args.sprt[0], args.sprt[1], args.alpha, args.beta) if args.sprt else None
-        specs = args.agents or agent_names(args.game)
-        tournament = run_tournament(args.game, specs, args.games, seed=args.seed, config=config,
-                                    workers=args.workers, sprt=sprt, progress=not args.quiet,
-                                    save_games=args.save_games, backend=args.backend, address=args.address)
-    except ConfigError as error:  # bad agent spec, game option or SPRT parameter: nothing was played
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    tournament = run_tournament(args.game, contestants, args.games, seed=args.seed, config=args.config,
+                                workers=args.workers, sprt=sprt, progress=not args.quiet,
+                                save_games=args.save_games, backend=args.backend, address=args.address)
     tournament.command = f"{prog} " + shlex.join(argv)
     evaluation = summarize(tournament, resamples=args.resamples)
     sys.stdout.write(markdown(evaluation))

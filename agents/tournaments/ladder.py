@@ -93,6 +93,7 @@ from agents.tournaments.records import (
     make_lineups,
     williams_design,
 )
+from card_envs.core.commands import CommandParser, command_line, positive_int
 from card_envs.core.errors import ConfigError
 
 RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
@@ -921,7 +922,7 @@ def write_calibration(rows: Sequence[dict[str, Any]], command: str) -> None:
 
 
 def _backend_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
+    parser.add_argument("--workers", type=positive_int, default=min(2, os.cpu_count() or 1))
     parser.add_argument("--backend", choices=BACKENDS, default="local",
                         help="where chunks of deals run: local processes (default) or ray; results are the same")
     parser.add_argument("--address", help="--backend ray: the cluster to join (default: start Ray here)")
@@ -934,50 +935,49 @@ EXAMPLES = """examples:
 """
 
 
-def main(argv: Sequence[str] | None = None, prog: str = "python -m agents.ladder") -> int:
+@command_line("python -m agents.ladder")
+def main(argv: Sequence[str] | None, prog: str) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = f"{prog} " + shlex.join(argv)
     if argv and argv[0] in ("build", "calibrate", "show"):
         action, argv = argv[0], argv[1:]
     else:
         action = "place"
-    parser = argparse.ArgumentParser(prog=f"{prog}{'' if action == 'place' else ' ' + action}", description=__doc__,
-                                     epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = CommandParser(prog=f"{prog}{'' if action == 'place' else ' ' + action}", description=__doc__,
+                           epilog=EXAMPLES)
     parser.add_argument("--game", required=action != "show", choices=list(LADDERS))
-    try:
-        if action == "place":
-            return _place_command(parser, argv, command)
-        if action == "build":
-            return _build_command(parser, argv, command)
-        if action == "calibrate":
-            parser.add_argument("--budgets", nargs="+", type=int, required=True, help="simulation budgets to time")
-            parser.add_argument("--moves", type=int, default=200, help="searched moves per budget (default 200)")
-            args = parser.parse_args(argv)
-            rows = calibrate(args.game, args.budgets, moves=args.moves)
-            write_calibration(rows, command)
-            print(" ".join(f"~{ms} ms: sims={sims_for(rows, ms)}" for ms in SEARCH_MS))
-            return 0
-        parser.add_argument("--ladder", help="a ladder JSON (default benchmarks/results/ladder_<game>.json)")
+    if action == "place":
+        return _place_command(parser, argv, command)
+    if action == "build":
+        return _build_command(parser, argv, command)
+    if action == "calibrate":
+        parser.add_argument("--budgets", nargs="+", type=positive_int, required=True, help="simulation budgets to time")
+        parser.add_argument("--moves", type=positive_int, default=200, help="searched moves per budget (default 200)")
         args = parser.parse_args(argv)
-        for game in [args.game] if args.game else list(LADDERS):
-            try:
-                document = load_ladder(game, args.ladder)
-                print(compact_table(document))
-                if placed := placed_table(document):
-                    print(placed)
-            except ConfigError as error:
-                print(f"{game}: {error}\n")
+        rows = calibrate(args.game, args.budgets, moves=args.moves)
+        write_calibration(rows, command)
+        print(" ".join(f"~{ms} ms: sims={sims_for(rows, ms)}" for ms in SEARCH_MS))
         return 0
-    except ConfigError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    parser.add_argument("--ladder", help="a ladder JSON (default benchmarks/results/ladder_<game>.json)")
+    args = parser.parse_args(argv)
+    for game in [args.game] if args.game else list(LADDERS):
+        try:
+            document = load_ladder(game, args.ladder)
+            print(compact_table(document))
+            if placed := placed_table(document):
+                print(placed)
+        except ConfigError as error:
+            if args.ladder or args.game:  # the ladder asked for by name must be there
+                raise
+            print(f"{game}: {error}\n")
+    return 0
 
 
 def _build_command(parser: argparse.ArgumentParser, argv: list[str], command: str) -> int:
-    parser.add_argument("--games", type=int, help="games in all (default: the ladder's, >= 10,000)")
+    parser.add_argument("--games", type=positive_int, help="games in all (default: the ladder's, >= 10,000)")
     parser.add_argument("--state", help="folder of finished chunks, to resume (default runs/ladder/<game>-v<N>)")
     parser.add_argument("--out", help="prefix of the .md/.json/.png (default benchmarks/results/ladder_<game>)")
-    parser.add_argument("--resamples", type=int, default=2000)
+    parser.add_argument("--resamples", type=positive_int, default=2000)
     parser.add_argument("--plan", action="store_true", help="print the plan (games per player, jobs) and stop")
     _backend_arguments(parser)
     args = parser.parse_args(argv)
@@ -1010,7 +1010,7 @@ def _build_command(parser: argparse.ArgumentParser, argv: list[str], command: st
 
 def _place_command(parser: argparse.ArgumentParser, argv: list[str], command: str) -> int:
     parser.add_argument("--agent", required=True, help="the agent spec to place (as in agents.players.registry)")
-    parser.add_argument("--games", type=int, default=2000, help="games in all (default 2000)")
+    parser.add_argument("--games", type=positive_int, default=2000, help="games in all (default 2000)")
     parser.add_argument("--seed", type=int, default=1, help="deals and agent randomness (default 1; the ladder used 0)")
     parser.add_argument("--players", nargs="+", metavar="LABEL", help="only these ladder players (default: all)")
     parser.add_argument("--sprt", metavar="LABEL", help="stop when 'stronger than LABEL' is decided (GSPRT)")
@@ -1024,8 +1024,6 @@ def _place_command(parser: argparse.ArgumentParser, argv: list[str], command: st
                         help="a zoo: agent placed on the whole ladder: write its rating into its manifest")
     _backend_arguments(parser)
     args = parser.parse_args(argv)
-    if args.games < 1:
-        parser.error("--games must be at least 1")
     if args.record and (not args.agent.startswith("zoo:") or args.players or args.sprt or args.ladder):
         parser.error("--record needs a zoo: agent placed against every ladder player of the published ladder "
                      "(no --players, --sprt or --ladder)")

@@ -35,7 +35,9 @@ import card_envs
 from agents.files import write_atomically
 from agents.players.base import Agent, Decision
 from agents.players.registry import agent_names, make_agent
+from agents.tournaments.records import Contestant, check_agent, check_contestants, parse_contestant
 from agents.tournaments.saved_games import file_name, save_played
+from card_envs.core.commands import CommandParser, checked_game, command_line, json_object, positive_int
 from card_envs.core.engine import Game, GameState
 from card_envs.core.errors import IllegalActionError
 
@@ -167,8 +169,8 @@ def contest(name: str, agent: str, opponent: str, games: int, *, seed: int = 0, 
     config = dict(config or {})
     game = card_envs.make_game(name, **config)
     seats = game.num_players
-    for spec in (agent, opponent):
-        make_agent(name, spec)  # fail fast on an unknown spec
+    for spec in dict.fromkeys((agent, opponent)):  # built and seated here: a bad spec fails before any game
+        check_agent(game, Contestant(spec, spec))
     games = -(-games // seats) * seats
     step = max(seats, (games // (8 * max(workers, 1)) // seats) * seats) or seats
     jobs = [(name, config, agent, opponent, seed, first, min(first + step, games), save_games)
@@ -241,27 +243,43 @@ EXAMPLES = """examples:
 """
 
 
-def main(argv: Sequence[str] | None = None, prog: str = "python -m agents.match") -> int:
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0], epilog=EXAMPLES,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_table_arguments(parser: argparse.ArgumentParser, *, games: int, games_help: str) -> None:
+    """The options ``match`` and ``evaluate`` share: the table, who plays, how many games and where."""
     parser.add_argument("--game", default="revolutionary_war_v0", choices=card_envs.ENV_NAMES)
-    parser.add_argument("--agents", nargs="+", help="agent specs (default: random and every heuristic)")
-    parser.add_argument("--games", type=int, default=2000, help="games per pair (default 2000)")
+    parser.add_argument("--config", type=json_object, default={},
+                        help='the table\'s options as a JSON object, e.g. \'{"num_players": 4}\' (default: {})')
+    parser.add_argument("--agents", nargs="+", metavar="SPEC",
+                        help="agent specs, optionally 'label=spec' (default: random and every rule-based player)")
+    parser.add_argument("--games", type=positive_int, default=games, help=games_help)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
-    parser.add_argument("--config", default="{}", help='game options as JSON, e.g. \'{"target_score": 100}\'')
-    parser.add_argument("--out", help="also write the table (.md) and rows (.json) under this path prefix")
+    parser.add_argument("--workers", type=positive_int, default=min(2, os.cpu_count() or 1),
+                        help="worker processes (default: 2, or 1 on a one-core machine)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--save-games", metavar="DIR",
                         help="write every game to DIR as JSON (seed, options, agents, actions); "
                              "replay with card-envs play --replay FILE")
+
+
+def checked_table(args: argparse.Namespace) -> tuple[Game, tuple[Contestant, ...]]:
+    """The table and its contestants from the shared options, every agent built and seated once: bad input
+    (game options, agent specs, checkpoints, a model at a table it cannot read) fails here, before any game."""
+    game = checked_game(args.game, args.config)
+    contestants = tuple(parse_contestant(text) for text in args.agents or agent_names(args.game))
+    check_contestants(game, contestants)
+    if args.save_games:
+        os.makedirs(args.save_games, exist_ok=True)  # an unwritable folder fails now, not after the games
+    return game, contestants
+
+
+@command_line("python -m agents.match")
+def main(argv: Sequence[str] | None, prog: str) -> int:
+    parser = CommandParser(prog=prog, description=__doc__.split("\n\n")[0], epilog=EXAMPLES)
+    add_table_arguments(parser, games=2000, games_help="games per pair (default 2000)")
+    parser.add_argument("--out", help="also write the table (.md) and rows (.json) under this path prefix")
     args = parser.parse_args(argv)
-    if args.games < 1:
-        parser.error("--games must be at least 1")
-    config = json.loads(args.config)
-    agents = args.agents or agent_names(args.game)
-    if len(agents) < 2:
-        parser.error("need at least two agents")
+    _, contestants = checked_table(args)
+    config = args.config
+    agents = [contestant.spec for contestant in contestants]
     results = round_robin(args.game, agents, args.games, seed=args.seed, config=config, workers=args.workers,
                           progress=not args.quiet, save_games=args.save_games)
     table = format_table(results)

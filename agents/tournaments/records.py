@@ -65,11 +65,17 @@ def check_contestants(game: Game, contestants: Sequence[Contestant]) -> None:
     if repeated:
         raise AgentSpecError(f"agent label(s) {repeated} listed twice; label copies, e.g. 'a=random b=random'")
     for contestant in contestants:
-        try:
-            contestant.build(game.name, 0).reset(game, 0)
-        except Exception as error:  # a checkpoint loader may raise anything (missing file, wrong game, ...)
-            detail = str(error) if isinstance(error, CardEnvsError) else f"{type(error).__name__}: {error}"
-            raise AgentSpecError(f"agent {contestant.label!r} cannot play {game.name}: {detail}") from error
+        check_agent(game, contestant)
+
+
+def check_agent(game: Game, contestant: Contestant) -> None:
+    """Build the agent and seat it at ``game``'s table (as every game will): an unknown spec, a missing or foreign
+    checkpoint, a model that cannot read this table's views, all fail here, before any game is played."""
+    try:
+        contestant.build(game.name, 0).reset(game, 0)
+    except Exception as error:  # a checkpoint loader may raise anything (missing file, wrong game, ...)
+        detail = str(error) if isinstance(error, CardEnvsError) else f"{type(error).__name__}: {error}"
+        raise AgentSpecError(f"agent {contestant.label!r} cannot play {game.name}: {detail}") from error
 
 
 # -- the design ---------------------------------------------------------------------------------

@@ -45,7 +45,7 @@ FORMAT = "card_envs.saved_game"
 VERSION = 1
 
 
-class SavedGameError(ValueError):
+class SavedGameError(CardEnvsError):
     """A saved game that cannot be read or does not replay; the message says what is wrong."""
 
 
@@ -130,6 +130,16 @@ def load_game(source: str | os.PathLike | Mapping[str, Any]) -> SavedGame:
         raise SavedGameError(f"saved game does not replay exactly: recorded returns {recorded}, "
                              f"the replay ends with {final.returns()}")
     return saved
+
+
+def save_replay_gif(saved: SavedGame, path: str | os.PathLike, *, seat: int | None = None, fps: float = 2.0) -> int:
+    """Write the saved game as an animated GIF (extra ``render``): the deal, then the table after every action,
+    every hand face up or ``seat``'s view (:func:`card_envs.core.render.game_frames`); returns the frame count."""
+    from card_envs.core.render import game_frames, save_gif
+
+    frames = game_frames(saved.game, saved.actions, seed=saved.seed, options=saved.options, seat=seat)
+    save_gif(frames, path, fps=fps)
+    return len(frames)
 
 
 def replay_saved(saved: SavedGame) -> GameState:

@@ -157,6 +157,16 @@ _BEYOND = MAX_SEATS + 1  # an entry position above every participant's
 # what the war procedure has left to do after a decision
 _DONE, _RESOLVE, _COMMIT = 0, 1, 2
 _GOLDEN = np.uint32(0x9E3779B9)
+#: draws a seat makes at most in the common step's refill with retirement (a retired card is discarded and the
+#: draw goes on, R21); a seat that needs more takes the full step (random play: well under 1% of the decisions)
+_COMMON_DRAWS = 3
+#: random words of one seat's fill with retirement (R6, R21): one a draw (a seat draws at most a deck), those
+#: after a recycle from the middle of the block on
+_FILL_WORDS = 2 * (MAX_DECK + 10)
+#: the first random word of the end-of-round refill with retirement (R16.2, R21): a region of its own, far above
+#: what a step's running counter reaches, so that the common step finds a seat's draws without replaying the war
+#: procedure's (seat ``p``'s words from ``_REFILL_WORDS + p * _FILL_WORDS`` on)
+_REFILL_WORDS = np.uint32(1 << 31)
 
 
 # -- the state ------------------------------------------------------------------------------------------
@@ -360,12 +370,81 @@ def _kind_counts(kinds: jax.Array) -> jax.Array:
     return (kinds[..., None] == _KINDS).sum(-2, dtype=jnp.int32)
 
 
+def _word_at(seed: jax.Array, index: Any) -> jax.Array:
+    """The step's random uint32 word number ``index`` (its seed and the index hashed)."""
+    index = jnp.asarray(index).astype(jnp.uint32)
+    return mix32(mix32(index * _GOLDEN + seed) ^ seed)
+
+
 def _words(flow: Flow, shape: tuple[int, ...]) -> tuple[Flow, jax.Array]:
     """Fresh random uint32 words of a static shape."""
     size = int(np.prod(shape))
-    index = flow.counter + jnp.arange(size, dtype=jnp.uint32).reshape(shape)
-    words = mix32(mix32(index * _GOLDEN + flow.seed) ^ flow.seed)
+    words = _word_at(flow.seed, flow.counter + jnp.arange(size, dtype=jnp.uint32).reshape(shape))
     return flow._replace(counter=flow.counter + jnp.uint32(size)), words
+
+
+def _retired(kind: jax.Array, retire_level: jax.Array) -> jax.Array:
+    """R21: a natural card of value at or below the retirement level is retired when drawn."""
+    return (kind != JOKER_KIND) & (kind + 2 <= retire_level)
+
+
+def _count_above(flags: jax.Array) -> jax.Array:
+    """For each slot of a pile (last axis, its top last), how many of the slots above it are flagged: suffix
+    sums in log steps (XLA's CPU cumulative sums are slow, a product with a triangular matrix costly)."""
+    size = flags.shape[-1]
+    total, shift = flags.astype(jnp.int32), 1
+    while shift < size:
+        total = total + jnp.pad(total[..., shift:], [(0, 0)] * (total.ndim - 1) + [(0, shift)])
+        shift *= 2
+    return total - flags
+
+
+def _first_draws(pile: jax.Array, pile_n: jax.Array, shuffled: jax.Array, wanted: jax.Array,
+                 retire_level: jax.Array, seed: jax.Array, first_word: jax.Array) -> tuple[jax.Array, ...]:
+    """R4 with R21, one seat's first ``_COMMON_DRAWS`` draws at most (kinds, or slots, on axis 0, any trailing
+    batch axes): cards from the top of its ordered ``pile`` (``pile_n`` cards, top last), or uniformly at random
+    from its ``shuffled`` pile (per-kind counts; draw ``j`` with the step's word ``first_word + j``), until it
+    keeps ``wanted`` cards or the pile is empty; retired cards are discarded. Returns the cards kept, the pile
+    left, the cards drawn and the retired ones among them (per kind), and the shuffled pile left."""
+    in_order = pile_n > 0
+    slots = _column(pile.shape[0], pile_n)
+    kinds = _column(NUM_KINDS, pile_n)
+    kept, left = jnp.zeros_like(wanted), pile_n + _over_seats(shuffled)
+    drawn = retired = jnp.zeros_like(shuffled)
+    for j in range(_COMMON_DRAWS):
+        go = (kept < wanted) & (left > 0)
+        kind = jnp.where(slots == pile_n - 1 - j, pile, 0).astype(jnp.int32)
+        kind = functools.reduce(jnp.add, list(kind)) if kind.ndim > 1 else kind.sum()
+        running = list(itertools.accumulate(shuffled[k] for k in range(NUM_KINDS)))
+        kind = _keep(jnp.where(in_order, kind, _kind_at(running, _below(_word_at(seed, first_word + j), running[-1]))))
+        hot = (kinds == kind) & go
+        gone = _retired(kind, retire_level)
+        kept, left = kept + (go & ~gone), left - go
+        drawn, retired = drawn + hot, retired + (hot & gone)
+        shuffled = shuffled - (hot & ~in_order)
+    return kept, left, drawn, retired, shuffled
+
+
+def _draws_until_kept(seed: jax.Array, first_word: jax.Array, shuffled: jax.Array, wanted: jax.Array,
+                      retire_level: jax.Array) -> jax.Array:
+    """R4 with R21 from a shuffled pile (per-kind counts, one game): cards drawn one at a time, uniformly from
+    what is left (draw ``j`` with the step's word ``first_word + j``), until ``wanted`` are kept or the pile is
+    empty. Returns the cards drawn, per kind (the retired ones among them are those of a retired kind). A loop
+    with only the pile in it: under ``vmap`` it runs as long as the longest fill of the batch."""
+
+    def more(carry: tuple[jax.Array, ...]) -> jax.Array:
+        pile, kept, _, _ = carry
+        return (kept < wanted) & (pile.sum() > 0)
+
+    def draw(carry: tuple[jax.Array, ...]) -> tuple[jax.Array, ...]:
+        pile, kept, drawn, j = carry
+        running = list(itertools.accumulate(pile[k] for k in range(NUM_KINDS)))
+        kind = _kind_at(running, _below(_word_at(seed, first_word + j), running[-1]))
+        card = _KINDS == kind
+        return pile - card, kept + ~_retired(kind, retire_level), drawn + card, j + 1
+
+    start = (shuffled, jnp.int32(0), jnp.zeros_like(shuffled), jnp.uint32(0))
+    return jax.lax.while_loop(more, draw, start)[2]
 
 
 def _below(words: jax.Array, bound: jax.Array) -> jax.Array:
@@ -571,16 +650,14 @@ class Env(CardEnv):
         for the few games it does not cover (:meth:`_rare_steps`)."""
         if jnp.ndim(state._phase) == 0:
             return self._full_step(state, action, key)
-        keys = key
-        if self.ordered:  # the common step keeps no chronological table: every game takes the full step
-            return jax.vmap(self._full_step, in_axes=(-1, 0, 0), out_axes=-1)(state, action, keys)
-        seeds = jax.vmap(lambda k: jax.random.bits(k, (), jnp.uint32))(keys)
+        seeds = jax.vmap(lambda k: jax.random.bits(k, (), jnp.uint32))(key)
         common, covered = self._common_step(self._game(state), action, seeds)
-        g = self._rare_steps(state, action, keys, common, covered)
-        # an ordered pile only loses cards from its top (recycles make shuffled piles): its slots are emptied
-        # past its new size here, for every game at once, not in the steps
+        g = self._rare_steps(state, action, key, common, covered)
+        # a pile only loses cards from its top in the common step (and without shuffle_mid_game=False in the full
+        # step too: recycles make shuffled piles): its slots are emptied past its new size here, for every game at
+        # once, not in the steps
         slots = np.arange(self.deck_size).reshape(1, -1, 1)
-        return state.replace(**self._fields(g._replace(pile=jnp.where(slots < g.pile_n[:, None], state._pile, 0))))
+        return state.replace(**self._fields(g._replace(pile=jnp.where(slots < g.pile_n[:, None], g.pile, 0))))
 
     def _full_step(self, state: State, action: jax.Array, key: jax.Array) -> State:
         """Any decision of one state: the war procedure, recycles, ties and retirement included."""
@@ -593,9 +670,9 @@ class Env(CardEnv):
         if self.retire:  # one commitment at a time: the retirement level moves with every recycle (R21)
             g, flow = jax.lax.while_loop(lambda c: c[1].todo != _DONE, lambda c: self._war(*c)[:2], (g, flow))
             g, flow = self._close_round(g, flow)
-            for i in range(n):  # A34: clockwise from the next leader; one card at a time
-                p = (g.leader + i) % n
-                g, flow = self._fill_retiring(g, flow, p, flow.end_round & g.active[p])
+            for i in range(n):  # A34: clockwise from the next leader
+                p = _wrap(g.leader + i, n)
+                g = self._fill_retiring(g, flow, p, flow.end_round & g.active[p], _REFILL_WORDS)
         else:  # one pass: either the commitments up to the next BURY decision, or the end of the round
             g, flow, moves = self._war(g, flow)
             g, flow = self._close_round(g, flow)
@@ -611,13 +688,9 @@ class Env(CardEnv):
     def _common_step(self, g: Game, action: jax.Array, seed: jax.Array) -> tuple[Game, jax.Array]:
         """The step of most decisions, on game arrays with trailing batch axes: a decision (R7, R11c, R12) that
         leaves the war procedure nothing to do, or a LEAD or FOLLOW decision that ends the round with a single
-        winner (R8, R14) and a refill (R16.2) of at most one card per seat, or of one seat that recycles (R6),
-        then R16.3-R19 as in :meth:`_full_step`. Returns the game after it and whether that covers the step
-        (else the full step makes it; never with ``shuffle_mid_game=False``, and with ``retire_lowest_on_flip``
-        only when the round goes on).
-
-        The refill takes the cards of a shuffled pile from the random words of :meth:`_move`'s draws of that
-        seat, so both steps give the same state for the same key."""
+        winner (R8, R14) and a refill (R16.2) that :meth:`_refill` or, with retirement, :meth:`_retiring_refill`
+        covers, then R16.3-R19 as in :meth:`_full_step`. Returns the game after it and whether that covers the
+        step (else the full step makes it)."""
         n = self.n
         g = g._replace(rewards=jnp.zeros((n, *jnp.shape(seed)), jnp.float32))
         round_card = g.phase <= FOLLOW  # OVER too: the core discards that step
@@ -630,30 +703,73 @@ class Env(CardEnv):
         single = _over_seats(tied) == 1
         winner = _keep(_over_seats(jnp.where(tied, _column(n, seed), n), jnp.minimum))
         g = self._clear_table(self._win_round(g, end, winner), end)
-        # R16.2 FILL: at most one card each, from the top of an ordered pile or at random from a shuffled one;
-        # a seat whose hand and pile are empty recycles its face-up pile (R6) and draws from it (one seat a game)
+        g, refilled = (self._retiring_refill if self.retire else self._refill)(g, flow, end)
+        # a decision that leaves the war procedure nothing to do (a FOLLOW, a BURY or WAR_UP decision with more
+        # to come) is covered whatever the phase: the full step would only make the decision
+        covered = (flow.todo == _DONE) | (end & round_card & single & refilled)
+        return self._after_refill(g, flow._replace(end_round=end, winner=winner)), covered  # pile: see _step
+
+    def _pile_top(self, g: Game, depth: int) -> jax.Array:
+        """The kind ``depth`` cards below the top of each seat's ordered pile (batch axis last; 0 past its bottom)."""
+        slots = np.arange(self.deck_size).reshape((1, -1) + (1,) * (g.pile_n.ndim - 1))
+        return jnp.where(slots == (g.pile_n - 1 - depth)[:, None], g.pile, 0).astype(jnp.int32).sum(1)
+
+    def _refill(self, g: Game, flow: Flow, end: jax.Array) -> tuple[Game, jax.Array]:
+        """R16.2 FILL in the common step, without retirement: at most one card each, from the top of an ordered
+        pile or at random from a shuffled one; a seat whose hand and pile are empty recycles its face-up pile (R6)
+        and draws from it (one seat a game; with ``shuffle_mid_game=False`` none: the full step keeps the order).
+        Returns the game after it and whether it covers every seat.
+
+        The refill takes the cards of a shuffled pile from the random words of :meth:`_move`'s draws of that
+        seat, so both steps give the same state for the same key."""
+        n, seed = self.n, flow.seed
         in_hand, pile = _over_kinds(g.hand), self._pile_sizes(g)
         recycle = _keep(end & g.active & (in_hand == 0) & (pile == 0))
         draw = _keep(end & g.active & (jnp.minimum(self.config.hand_size - in_hand, pile) > 0))
         fits = jnp.minimum(self.config.hand_size - in_hand, pile) <= 1
-        # a decision that leaves the war procedure nothing to do (a FOLLOW, a BURY or WAR_UP decision with more
-        # to come) is covered whatever the phase: the full step would only make the decision
-        covered = (flow.todo == _DONE) | (end & round_card & single & (not self.retire)
-                                          & _over_seats(fits, jnp.logical_and) & (_over_seats(recycle) <= 1))
-        g = self._recycle(g, recycle)
-        slots = np.arange(self.deck_size).reshape((1, -1) + (1,) * jnp.ndim(seed))
-        top_slot = slots == (g.pile_n - 1)[:, None]
-        top = jnp.where(top_slot, g.pile, 0).astype(jnp.int32).sum(1)
-        index = _column(n, seed).astype(jnp.uint32) * jnp.uint32(self._most)  # _move's first draw of each seat
-        shuffled = _sample_rows(mix32(mix32(index * _GOLDEN + seed) ^ seed), g.pile_rand)
-        from_order = g.pile_n > 0
-        kind = _keep(jnp.where(draw, jnp.where(from_order, top, shuffled), NUM_KINDS))
+        covered = _over_seats(fits, jnp.logical_and) & (_over_seats(recycle) <= (0 if self.ordered else 1))
+        top = self._pile_top(g, 0)
+        if self.ordered:  # every pile is in order
+            kind = _keep(jnp.where(draw, top, NUM_KINDS))
+            from_order, recycled = True, 0
+        else:
+            g = self._recycle(g, recycle)
+            index = _column(n, seed).astype(jnp.uint32) * jnp.uint32(self._most)  # _move's first draw of each seat
+            shuffled = _sample_rows(_word_at(seed, index), g.pile_rand)
+            from_order = g.pile_n > 0
+            kind = _keep(jnp.where(draw, jnp.where(from_order, top, shuffled), NUM_KINDS))
+            recycled = self._recycled_draws(g, recycle, seed)
         drawn = (_column(NUM_KINDS, seed)[None] == kind[:, None]).astype(jnp.int32)
-        recycled = self._recycled_draws(g, recycle, seed)
         pile_known, pile_unknown = _take_known(g.pile_known, g.pile_unknown, drawn + recycled)
-        g = g._replace(hand=g.hand + drawn + recycled, pile_rand=g.pile_rand - drawn * ~from_order[:, None] - recycled,
+        from_rand = drawn * ~from_order[:, None] if not self.ordered else 0
+        g = g._replace(hand=g.hand + drawn + recycled, pile_rand=g.pile_rand - from_rand - recycled,
                        pile_n=g.pile_n - (draw & from_order), pile_known=pile_known, pile_unknown=pile_unknown)
-        return self._after_refill(g, flow._replace(end_round=end, winner=winner)), covered  # pile: see _step
+        return g, covered
+
+    def _retiring_refill(self, g: Game, flow: Flow, end: jax.Array) -> tuple[Game, jax.Array]:
+        """R16.2 FILL with R21 in the common step: every active seat's first draws (:func:`_first_draws`, the
+        words of :meth:`_fill_retiring`), covered when they fill every hand without a recycle (without one the
+        retirement level stays, so the seats' fills do not depend on each other). Returns the game after it and
+        whether it covers every seat."""
+        n = self.n
+        in_hand = _over_kinds(g.hand)
+        wanted = jnp.where(end & g.active, self.config.hand_size - in_hand, 0)
+        seats = [_first_draws(g.pile[p], g.pile_n[p], g.pile_rand[p], wanted[p], g.retire_level, flow.seed,
+                              _REFILL_WORDS + np.uint32(p * _FILL_WORDS)) for p in range(n)]
+        kept, left, drawn, retired, shuffled = (jnp.stack(part) for part in zip(*seats, strict=True))
+        pending = (kept < wanted) & ((left > 0) | ((in_hand + kept == 0) & (_over_kinds(g.face_up) > 0)))
+        g = self._drawn_retiring(g, drawn, retired)
+        g = g._replace(pile_n=jnp.where(g.pile_n > 0, left, 0), pile_rand=shuffled)
+        return g, ~_over_seats(pending, jnp.logical_or)
+
+    @staticmethod
+    def _drawn_retiring(g: Game, drawn: jax.Array, retired: jax.Array) -> Game:
+        """R4 with R21: the cards ``drawn`` (per seat and kind) left the piles; the ``retired`` ones among them
+        are revealed and discarded, the others go to the hands (the piles' sizes are the caller's)."""
+        pile_known, pile_unknown = _take_known(g.pile_known, g.pile_unknown, drawn)
+        known, unknown = _take_known(g.known, g.unknown, retired)  # revealed to everyone
+        return g._replace(hand=g.hand + drawn - retired, discard=g.discard + _over_seats(retired), known=known,
+                          unknown=unknown, pile_known=pile_known, pile_unknown=pile_unknown)
 
     def _recycled_draws(self, g: Game, recycle: jax.Array, seed: jax.Array) -> jax.Array:
         """The common step's R16.2 FILL of the seat that recycled (``recycle``, at most one per game; batch axis
@@ -664,7 +780,7 @@ class Env(CardEnv):
         pile = _keep(_of(g.pile_rand, seat))  # (14, *batch)
         count = jnp.where(_over_seats(recycle, jnp.logical_or), jnp.minimum(draws, _over_kinds(pile[None])[0]), 0)
         index = seat.astype(jnp.uint32) * jnp.uint32(most) + _column(draws, seed).astype(jnp.uint32)
-        words = mix32(mix32(index * _GOLDEN + seed) ^ seed)  # (draws, *batch)
+        words = _word_at(seed, index)  # (draws, *batch)
         counts = _keep(_drawn_rows(words, pile, count))  # (14, *batch)
         return _keep((_seat_hot(seat, n) & recycle)[:, None] * counts[None])
 
@@ -698,11 +814,14 @@ class Env(CardEnv):
 
     def _stepped_fields(self) -> tuple[str, ...]:
         """The game arrays :meth:`_rare_steps` copies back from the full step: those it can change, except
-        ``pile`` (emptied past its size for the whole batch, :meth:`_step`). Copying the state of a slot back
-        (a transpose and a scatter per array, with the step's last operations fused into the transposes) was
-        a large part of the cost of the rare step: ``pile`` alone is 324 of about 1,100 entries at 6 players."""
+        ``pile`` where only its size changes (recycles make shuffled piles; the slots past its size are emptied
+        for the whole batch, :meth:`_step`). Copying the state of a slot back (a transpose and a scatter per
+        array, with the step's last operations fused into the transposes) was a large part of the cost of the
+        rare step: ``pile`` alone is 324 of about 1,100 entries at 6 players."""
         c = self.config
-        unchanged = {"pile", "composition", "set_aside", "up_order", "table_kind", "table_owner"}
+        unchanged = {"composition", "set_aside"}
+        if not self.ordered:  # no chronological arrays, and a recycled pile is shuffled (lazily: pile_rand)
+            unchanged |= {"pile", "up_order", "table_kind", "table_owner"}
         if not self.retire:
             unchanged |= {"discard", "retire_level"}
         if not c.jokers:
@@ -841,27 +960,54 @@ class Env(CardEnv):
         zero = jnp.zeros(self.n, jnp.int32)
         return Moves(recycle, jnp.where(who, jnp.minimum(self.config.hand_size - in_hand, pile), 0), zero, zero)
 
-    def _fill_retiring(self, g: Game, flow: Flow, p: jax.Array, do: jax.Array) -> tuple[Game, Flow]:
-        """R6 FILL of seat ``p`` (when ``do``) with R21: one card at a time (a retired card is revealed and
-        discarded, and the draw goes on; a recycle raises the retirement level for the next cards)."""
+    def _fill_retiring(self, g: Game, flow: Flow, p: jax.Array, do: jax.Array, first_word: Any) -> Game:
+        """R6 FILL of seat ``p`` (when ``do``) with R21: cards are drawn from its pile until the hand is full or
+        the pile empty, each retired card revealed and discarded; then, if the hand is empty, the face-up pile is
+        recycled (the retirement level rises) and the draws go on from it (a fill recycles at most once: the
+        face-up pile is empty after it). The draws take the step's words from ``first_word + p * _FILL_WORDS``
+        on, whatever the other seats drew (the common step's refill finds the same ones)."""
         seat = _one_hot(p, self.n)
-        limit = self.config.hand_size
+        first_word = jnp.uint32(first_word) + p.astype(jnp.uint32) * jnp.uint32(_FILL_WORDS)
+        wanted = jnp.where(do, self.config.hand_size - g.hand[p].sum(), 0)
+        g = self._draw_retiring(g, flow.seed, p, wanted, first_word, first=True)
+        recycle = seat & do & (g.hand.sum(1) == 0) & (self._pile_sizes(g) == 0) & (g.face_up.sum(1) > 0)
+        g = self._recycle(g, recycle)
+        wanted = jnp.where(recycle.any(), self.config.hand_size, 0)
+        return self._draw_retiring(g, flow.seed, p, wanted, first_word + jnp.uint32(_FILL_WORDS // 2), first=False)
 
-        def pending(g: Game) -> jax.Array:
-            in_hand = (g.hand.sum(1) * seat).sum()
-            return do & (in_hand < limit) & (((self._pile_sizes(g) * seat).sum() > 0)
-                                            | ((in_hand == 0) & ((g.face_up.sum(1) * seat).sum() > 0)))
-
-        def draw(carry: tuple[Game, Flow]) -> tuple[Game, Flow]:
-            g, flow = carry
-            g = self._recycle(g, seat & (self._pile_sizes(g) == 0))
-            g, flow, drawn = self._move(g, flow, seat.astype(jnp.int32), seat * 0, seat * 0, 1)
-            retired = drawn * ((_KINDS != JOKER_KIND) & (_KINDS + 2 <= g.retire_level))
-            known, unknown = _take_known(g.known, g.unknown, retired)  # revealed to everyone (R4)
-            return g._replace(hand=g.hand - retired, discard=g.discard + retired.sum(0), known=known,
-                              unknown=unknown), flow
-
-        return jax.lax.while_loop(lambda c: pending(c[0]), draw, (g, flow))
+    def _draw_retiring(self, g: Game, seed: jax.Array, p: jax.Array, wanted: jax.Array, first_word: jax.Array,
+                       first: bool) -> Game:
+        """R4 with R21 for seat ``p`` of one game: cards until it keeps ``wanted`` more or its pile is empty,
+        the retired ones revealed and discarded (no recycle). From an ordered pile: the cards with fewer than
+        ``wanted`` keepable cards above them. From a shuffled one: the ``first`` draws one at a time as the common
+        step makes them (:func:`_first_draws`), then the others (:func:`_draws_until_kept`); a pile just recycled
+        (not ``first``) is shuffled unless every pile is in order."""
+        slots = np.arange(self.deck_size)
+        pile, pile_n, shuffled, level = g.pile[p].astype(jnp.int32), g.pile_n[p], g.pile_rand[p], g.retire_level
+        if first or self.ordered:
+            present = slots < pile_n
+            keepable = present & ~_retired(pile, level)
+            taken = present & (_count_above(keepable) < wanted)
+            drawn = ((pile == _KINDS[:, None]) & taken).sum(-1, dtype=jnp.int32)
+            left = pile_n - taken.sum(dtype=jnp.int32)
+        if not self.ordered:  # or from the shuffled pile
+            kept, head, rest = jnp.zeros_like(wanted), jnp.zeros_like(shuffled), shuffled
+            if first:
+                kept, _, head, _, rest = _first_draws(pile, pile_n, shuffled, wanted, level, seed, first_word)
+            later = first_word + np.uint32(_COMMON_DRAWS)
+            from_shuffled = head + _draws_until_kept(seed, later, rest, wanted - kept, level)
+            if first:
+                drawn = jnp.where(pile_n == 0, from_shuffled, drawn)
+                left = jnp.where(pile_n == 0, 0, left)
+            else:
+                drawn, left = from_shuffled, pile_n
+            shuffled = jnp.where(pile_n == 0, shuffled - drawn, shuffled)
+        drawn = _keep(drawn)
+        seat = _one_hot(p, self.n)
+        g = self._drawn_retiring(g, seat[:, None] * drawn, seat[:, None] * _keep(drawn * _retired(_KINDS, level)))
+        pile_n = jnp.where(seat, left, g.pile_n)
+        return g._replace(pile_n=pile_n, pile=jnp.where(slots < pile_n[:, None], g.pile, 0).astype(jnp.int8),
+                          pile_rand=jnp.where(seat[:, None], shuffled, g.pile_rand))
 
     # -- decisions (R7, R11c, R12) ---------------------------------------------------------------------
 
@@ -888,10 +1034,10 @@ class Env(CardEnv):
         bury = phase == BURY
         face_up = ~bury
         round_card = phase <= FOLLOW
-        if self.ordered:
-            at = jnp.where(self._table_size(g) < self.deck_size, self._table_size(g), self.deck_size)
-            g = g._replace(table_kind=g.table_kind.at[at].set(action.astype(jnp.int8), mode="drop"),
-                           table_owner=g.table_owner.at[at].set(p.astype(jnp.int8), mode="drop"))
+        if self.ordered:  # the card goes to the end of the chronological table (any batch axes: a select)
+            at = _column(self.deck_size, p) == self._table_size(g)
+            g = g._replace(table_kind=jnp.where(at, action, g.table_kind).astype(jnp.int8),
+                           table_owner=jnp.where(at, p, g.table_owner).astype(jnp.int8))
         known, unknown = _take_known(g.known, g.unknown, card & face_up)  # 7.5: played face up
         g = g._replace(
             hand=g.hand - card, known=known, unknown=unknown,
@@ -960,7 +1106,8 @@ class Env(CardEnv):
         empty_hand = in_hand == 0
         if self.retire:  # the next seat only (after a BURY decision: that seat's commitment only)
             now = waiting & (g.entry == jnp.where(waiting, g.entry, 0).max()) & ~resume
-            g, flow = self._fill_retiring(g, flow, jnp.argmax(now), (now & empty_hand).any())  # R11a / A19
+            g = self._fill_retiring(g, flow, jnp.argmax(now), (now & empty_hand).any(), flow.counter)  # R11a / A19
+            flow = flow._replace(counter=flow.counter + jnp.uint32(n * _FILL_WORDS))
             turned_stuck = now & (g.hand.sum(1) == 0)  # every drawn card was retired
             now = now & ~turned_stuck
             to_hand = jnp.zeros(n, jnp.int32)
@@ -1068,7 +1215,9 @@ class Env(CardEnv):
         value of its fighting card (a winning joker leaves it, A37)."""
         seat = _seat_hot(winner, self.n) & won
         stakes = _keep(_over_seats(g.table_up + g.table_down + g.table_buried))
-        if self.ordered:
+        if self.ordered and jnp.ndim(won):  # the common step: a round without a war (batch axis last)
+            g = self._collect_round(g, won, winner)
+        elif self.ordered:
             recipient = jnp.where(won, winner, self.n)
             g = self._collect_ordered(g, jnp.full(self.deck_size, recipient), jnp.zeros(self.deck_size, jnp.bool_))
         fighting = _of(g.fighting, winner)
@@ -1129,6 +1278,19 @@ class Env(CardEnv):
         by_slot = jnp.argmax(tied[None, :] & (rotation[None, :] == slot[:, None]), axis=1)
         recipient = jnp.where(mine, owners, jnp.where(others_before < dealt, by_slot, designated))
         return mine, recipient
+
+    def _collect_round(self, g: Game, won: jax.Array, winner: jax.Array) -> Game:
+        """R23 for a round without a war (the common step, one batch axis last): the winner's ordered face-up pile
+        takes the table, at most one card a seat, in the order it was played. Call before the face-up counts
+        change."""
+        games = jnp.arange(won.shape[-1])
+        base = _of(_over_kinds(g.face_up), winner)
+        size = self._table_size(g)
+        up_order = g.up_order
+        for i in range(self.n):  # a scatter of one card a game: a select over the pile's slots cost n times more
+            at = jnp.where(won & (i < size), base + i, self.deck_size)
+            up_order = up_order.at[winner, at, games].set(g.table_kind[i], mode="drop", unique_indices=True)
+        return g._replace(up_order=up_order)
 
     def _collect_ordered(self, g: Game, recipient: jax.Array, later: jax.Array) -> Game:
         """R23: the table cards appended to their recipients' ordered face-up piles (a recipient of ``N``

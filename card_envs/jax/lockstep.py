@@ -31,12 +31,10 @@ Command line: ``python -m card_envs.jax.lockstep revolutionary_war_v0 --games 10
 
 from __future__ import annotations
 
-import argparse
 import itertools
-import json
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +43,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import card_envs
+from card_envs.core.commands import CommandParser, checked_game, command_line, json_object, positive_int
 from card_envs.core.engine import GameState
 from card_envs.jax.core import OVER_PLAYER, CardEnv, make
 
@@ -306,18 +305,20 @@ def _differences(expected: dict[str, np.ndarray], got: dict[str, np.ndarray], r:
             yield f"observation[{p}] at indices {where.tolist()}", want[where].tolist(), have[where].tolist()
 
 
-def main(argv: list[str] | None = None, prog: str = "python -m card_envs.jax.lockstep") -> int:
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0],
-                                     epilog="example:\n  card-envs lockstep bloodlines_v0 --variants --games 200",
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("name", help="env name, e.g. revolutionary_war_v0")
-    parser.add_argument("--config", type=json.loads, default={}, help="game options as JSON (default: {})")
+@command_line("python -m card_envs.jax.lockstep")
+def main(argv: Sequence[str] | None, prog: str) -> int:
+    parser = CommandParser(prog=prog, description=__doc__.split("\n\n")[0],
+                           epilog="example:\n  card-envs lockstep bloodlines_v0 --variants --games 200")
+    parser.add_argument("name", choices=card_envs.ENV_NAMES, help="env name, e.g. revolutionary_war_v0")
+    parser.add_argument("--config", type=json_object, default={}, help="game options as JSON (default: {})")
     parser.add_argument("--variants", action="store_true", help="every config of the game's variant_configs()")
-    parser.add_argument("--games", type=int, default=1000)
+    parser.add_argument("--games", type=positive_int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--chunk", type=int, default=512)
+    parser.add_argument("--chunk", type=positive_int, default=512)
     args = parser.parse_args(argv)
-    configs = card_envs.make_game(args.name).variant_configs() if args.variants else [args.config]
+    configs = checked_game(args.name).variant_configs() if args.variants else [args.config]
+    for config in configs:
+        checked_game(args.name, config)  # every table's options, before any game is played
     failed = False
     for config in configs:
         report = Lockstep(args.name, config, args.chunk).run(

@@ -942,7 +942,7 @@ class Revolution(Game):
         if options.get("full_recall") and not self.config.full_recall:
             raise ConfigError("a model trained with full_recall=True reads every earlier trick of the hand, which "
                               "the views of this table (full_recall=False) do not show: play it at a table with "
-                              "full_recall=True")
+                              "full_recall=True (on a command line: --config '{\"full_recall\": true}')")
 
     def with_perfect_recall(self) -> Revolution:
         """This game with ``full_recall``: what a player who remembers the hand knows (spec 7.3)."""

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from collections.abc import Sequence
 
-from agents.players.checkpoint_file import CheckpointError
+import card_envs
 from agents.players.zoo import MAX_BYTES, add, describe, entries, entry
+from card_envs.core.commands import CommandParser, command_line
 
 
 def _list(game: str | None) -> int:
@@ -35,12 +34,12 @@ EXAMPLES = """examples:
 """
 
 
-def main(argv: Sequence[str] | None = None, prog: str = "python -m agents.zoo") -> int:
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__, epilog=EXAMPLES,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+@command_line("python -m agents.zoo")
+def main(argv: Sequence[str] | None, prog: str) -> int:
+    parser = CommandParser(prog=prog, description=__doc__, epilog=EXAMPLES)
     commands = parser.add_subparsers(dest="command")
     listing = commands.add_parser("list", help="list the entries (the default)")
-    listing.add_argument("--game", help="only this game's entries")
+    listing.add_argument("--game", choices=card_envs.ENV_NAMES, help="only this game's entries")
     show = commands.add_parser("show", help="print an entry's manifest")
     show.add_argument("spec", help="zoo:<game>/<name>")
     adding = commands.add_parser("add", help="make an entry from a checkpoint")
@@ -54,17 +53,13 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m agents.zoo") 
     adding.add_argument("--notes", default="", help="free text kept in the manifest")
     adding.add_argument("--force", action="store_true", help="replace an entry of the same name")
     args = parser.parse_args(argv)
-    try:
-        if args.command in (None, "list"):
-            return _list(getattr(args, "game", None))
-        if args.command == "show":
-            print(json.dumps(entry(args.spec).manifest, indent=2))
-            return 0
-        made = add(args.checkpoint, args.name, commit=args.commit, command=args.train_command, report=args.report,
-                   summary_path=args.summary, trainer=args.trainer, notes=args.notes, force=args.force)
-    except CheckpointError as error:  # ZooError too
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    if args.command in (None, "list"):
+        return _list(getattr(args, "game", None))
+    if args.command == "show":
+        print(json.dumps(entry(args.spec).manifest, indent=2))
+        return 0
+    made = add(args.checkpoint, args.name, commit=args.commit, command=args.train_command, report=args.report,
+               summary_path=args.summary, trainer=args.trainer, notes=args.notes, force=args.force)
     print(f"added {made.spec}: {made.weights_path} ({made.size_bytes() / 1024:.0f} KiB of at most "
           f"{MAX_BYTES / 2**20:.0f} MiB), {made.manifest_path}; rate it with card-envs ladder build "
           f"--game {made.game} after adding it to the ladder's players")

@@ -1,0 +1,130 @@
+"""Bad input at every command line: one line on stderr naming what is wrong, exit status 2, never a traceback.
+
+Every entry point runs as a real subprocess with each kind of bad input it takes: an unknown game, an unknown
+agent spec, malformed ``--config`` JSON, an option out of range, a missing or foreign checkpoint, a zoo agent at
+a table it cannot read, a corrupt saved game, a missing config file.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from card_envs.core.commands import guarded
+from card_envs.core.errors import ConfigError
+
+ROOT = Path(__file__).resolve().parent.parent
+CARD_ENVS = Path(sys.executable).with_name("card-envs")
+BL = ["--game", "bloodlines_v0"]
+REV_ZOO = "zoo:revolution_v0/jax_ppo"
+
+#: the kinds of bad input, each with its arguments and a word the one error line must hold
+BAD_TABLE_INPUT = {
+    "unknown game": (["--game", "nope_v0", "--agents", "random", "random"], "nope_v0"),
+    "unknown agent": (BL + ["--agents", "heuristic:nope", "random"], "heuristic:nope"),
+    "malformed JSON": (BL + ["--config", "{bad", "--agents", "random", "heuristic:defender"], "JSON"),
+    "option out of range": (BL + ["--config", '{"max_turns": 0}', "--agents", "random", "heuristic:defender"],
+                            "max_turns"),
+    "missing checkpoint": (BL + ["--agents", "checkpoint:/no/such/checkpoint.zip", "random"], "does not exist"),
+    "foreign checkpoint": (BL + ["--agents", "checkpoint:README.md", "random"], "README.md"),
+    "zoo agent of another game": (BL + ["--agents", REV_ZOO, "random"], "revolution_v0"),
+    "zoo agent at a table it cannot read": (["--game", "revolution_v0", "--agents", REV_ZOO, "random"],
+                                            '--config \'{"full_recall": true}\''),
+    "games below one": (BL + ["--agents", "random", "heuristic:defender", "--games", "0"], "--games"),
+}
+
+
+def corrupt_saved_game(tmp_path: Path) -> str:
+    path = tmp_path / "corrupt.json"
+    path.write_text(json.dumps({"format": "card_envs.saved_game", "version": 1, "game": "bloodlines_v0",
+                                "actions": [10**6]}))
+    return str(path)
+
+
+def cases() -> list[tuple[str, list[str], str]]:
+    """(entry point, arguments, a word of the expected error) for every entry point and bad input it takes."""
+    found = []
+    for module in ("agents.match", "agents.evaluate"):
+        found += [(f"{module}: {kind}", ["-m", module, *args], word) for kind, (args, word) in BAD_TABLE_INPUT.items()]
+    found += [
+        ("card-envs match: unknown agent", ["match", *BAD_TABLE_INPUT["unknown agent"][0]], "heuristic:nope"),
+        ("card-envs: unknown command", ["mtach"], "mtach"),
+        ("agents.ladder: unknown game", ["-m", "agents.ladder", "--game", "nope_v0", "--agent", "random"], "nope_v0"),
+        ("agents.ladder: unknown agent", ["-m", "agents.ladder", *BL, "--agent", "heuristic:nope"], "heuristic:nope"),
+        ("agents.ladder: missing checkpoint", ["-m", "agents.ladder", *BL, "--agent", "checkpoint:/no.zip"],
+         "does not exist"),
+        ("agents.ladder: missing ladder file", ["-m", "agents.ladder", "show", *BL, "--ladder", "/no.json"],
+         "/no.json"),
+        ("agents.zoo: unknown entry", ["-m", "agents.zoo", "show", "zoo:bloodlines_v0/nope"], "nope"),
+        ("agents.zoo: missing checkpoint", ["-m", "agents.zoo", "add", "--checkpoint", "/no.zip", "--name", "x"],
+         "does not exist"),
+        ("agents.play: unknown game", ["-m", "agents.play", "--game", "nope_v0"], "nope_v0"),
+        ("agents.play: malformed JSON", ["-m", "agents.play", *BL, "--config", "[1"], "JSON"),
+        ("agents.play: option out of range", ["-m", "agents.play", *BL, "--config", '{"max_turns": 0}', "--ui",
+                                              "terminal"], "max_turns"),
+        ("agents.play: unknown agent", ["-m", "agents.play", *BL, "--opponents", "heuristic:nope", "--ui",
+                                        "terminal"], "heuristic:nope"),
+        ("agents.play: corrupt saved game", ["-m", "agents.play", "--replay", "CORRUPT"], "saved game"),
+        ("agents.play: missing saved game", ["-m", "agents.play", "--replay", "/no/game.json"], "/no/game.json"),
+        ("train: missing config", ["-m", "train", "--config", "/no/config.yaml"], "/no/config.yaml"),
+        ("train: unknown key", ["-m", "train", "--config", "configs/bloodlines.yaml", "--set", "nope=1"], "nope"),
+        ("train: option out of range", ["-m", "train", "--config", "configs/bloodlines.yaml", "--set",
+                                        "env_options.max_turns=0"], "max_turns"),
+        ("lockstep: unknown game", ["-m", "card_envs.jax.lockstep", "nope_v0"], "nope_v0"),
+        ("lockstep: option out of range", ["-m", "card_envs.jax.lockstep", "bloodlines_v0", "--config",
+                                           '{"max_turns": 0}'], "max_turns"),
+        ("benchmarks.profile_env: unknown game", ["-m", "benchmarks.profile_env", "nope_v0"], "nope_v0"),
+        ("benchmarks.ismcts_strength: malformed JSON", ["-m", "benchmarks.ismcts_strength", "--config", "{bad"],
+         "JSON"),
+    ]
+    return found
+
+
+CASES = cases()
+
+
+@pytest.mark.parametrize(("name", "args", "word"), CASES, ids=[case[0] for case in CASES])
+def test_bad_input_is_one_line_and_status_2(tmp_path: Path, name: str, args: list[str], word: str) -> None:
+    args = [corrupt_saved_game(tmp_path) if arg == "CORRUPT" else arg for arg in args]
+    command = [sys.executable, *args] if args[0] == "-m" else [str(CARD_ENVS), *args]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=120, check=False,
+                          stdin=subprocess.DEVNULL)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and len(lines) == 1, done.stderr
+    assert "error:" in lines[0] and word in lines[0], lines[0]
+
+
+def _refused_in_a_worker() -> None:
+    raise ConfigError("option 'x' must be at least 1, got 0")
+
+
+def _work_in_a_worker() -> int:
+    with ProcessPoolExecutor(1) as pool:
+        return pool.submit(_refused_in_a_worker).result()
+
+
+def test_an_error_inside_a_worker_process_reaches_the_user_as_one_line(capsys: pytest.CaptureFixture) -> None:
+    assert guarded(_work_in_a_worker, "prog") == 2
+    assert capsys.readouterr().err == "prog: error: option 'x' must be at least 1, got 0\n"
+
+
+def test_a_missing_optional_dependency_names_its_extra(capsys: pytest.CaptureFixture) -> None:
+    def needs_scipy() -> int:
+        raise ModuleNotFoundError("No module named 'scipy'", name="scipy")
+
+    assert guarded(needs_scipy, "card-envs match") == 2
+    assert "pip install 'card-envs[eval]'" in capsys.readouterr().err
+
+
+def test_a_bug_keeps_its_traceback() -> None:
+    def broken() -> int:
+        raise KeyError("a bug, not bad input")
+
+    with pytest.raises(KeyError):
+        guarded(broken, "prog")
