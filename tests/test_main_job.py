@@ -37,7 +37,14 @@ def test_the_ci_script_sets_up_then_runs_the_main_job_with_the_callers_arguments
     script = (ROOT / ".ci" / "main").read_text()
     assert subprocess.run(["bash", "-n", str(ROOT / ".ci" / "main")]).returncode == 0
     lines = [line for line in script.splitlines() if line and not line.startswith("#")]
+    assert lines[-3].startswith(f'export {main_job.STARTED}="$(date +%s.%N)"')  # so the summary counts the setup
     assert lines[-2:] == ["bash .ci/setup", 'exec .venv/bin/python -m train.main_job "$@"']
+
+
+def test_the_setup_time_is_counted_from_the_scripts_start_when_it_gave_one():
+    assert main_job.setup_seconds({main_job.STARTED: "1000.5"}, 1012.0) == {"setup": 11.5}
+    assert main_job.setup_seconds({}, 1012.0) == {}
+    assert main_job.setup_seconds({main_job.STARTED: "soon"}, 1012.0) == {}
 
 
 def test_the_train_command_parses_into_the_main_config_with_the_runs_folder(monkeypatch):
@@ -96,15 +103,38 @@ PLACEMENT = {"elo": {"value": 530.4, "low": 501.0, "high": 561.0}, "games": 780,
                             "below": {"label": "heuristic:endgame", "elo": {"value": 511}}}}
 
 
+TIMES = {"setup": 9.0, "train": 200.0, "evaluate": 25.0, "ladder": 56.0}
+TRAINING = {"warm_start": 36.0, "compile": 21.0, "ppo": 150.0}
+
+
+def row(text: str, opponent: str) -> list[str]:
+    """The summary table's row of ``opponent``, split into its columns."""
+    [line] = [line for line in text.splitlines() if line.split()[:1] == [opponent]]
+    return [column.strip() for column in line.strip().split("  ") if column.strip()]
+
+
 def test_the_summary_says_what_each_interval_means_and_the_place_on_the_ladder():
-    text = main_job.summary_text(fake_summary(Path("runs/main/x")), PLACEMENT, LADDER, 270)
-    lines = text.splitlines()
-    assert any("vs random" in line and "0.960 [0.950, 0.970]" in line and line.endswith("stronger") for line in lines)
-    assert any("vs heuristic:pot" in line and "not decided" in line for line in lines)
-    assert any("vs heuristic:endgame" in line and line.endswith("weaker") for line in lines)
+    text = main_job.summary_text(fake_summary(Path("runs/main/x")), PLACEMENT, LADDER, TIMES, TRAINING, 3.2)
+    assert row(text, "opponent") == ["opponent", "games", "win rate [95% CI]", "verdict"]
+    assert row(text, "random") == ["random", "2,000", "0.960 [0.950, 0.970]", "stronger"]
+    assert row(text, "heuristic:pot")[-1] == "not decided (the interval holds the fair share)"
+    assert row(text, "heuristic:endgame")[-1] == "weaker"
+    assert "Beats every rule-based player: no (not heuristic:pot, heuristic:endgame)" in text
     assert "Elo +530 [+501, +561] over 780 games, place 3 of 5." in text
     assert "above it: zoo:sb3_ppo +550" in text and "below it: heuristic:endgame +511" in text
-    assert "took 4.5 min" in text
+    assert "Files in runs/main/x/: checkpoint.zip" in text
+    assert "load average 3.2 when it ended" in text
+    steps = {line.split()[0]: line.split()[1:3] for line in text.splitlines()[-5:]}
+    assert steps == {"setup": ["9", "s"], "train": ["3.3", "min"], "evaluate": ["25", "s"], "ladder": ["56", "s"],
+                     "total": ["4.8", "min"]}
+    assert "warm start 36 s (the loop compiled alongside it, in 21 s), PPO 2.5 min" in text
+
+
+def test_the_summary_says_yes_when_every_rule_based_interval_is_above_a_half():
+    summary = fake_summary(Path("runs/main/x"))
+    summary["results"] = [result("random", 0.96, 0.95, 0.97), result("heuristic:endgame", 0.53, 0.505, 0.55)]
+    text = main_job.summary_text(summary, PLACEMENT, LADDER, {"train": 1.0}, TRAINING)
+    assert "Beats every rule-based player: yes" in text and "load average" not in text
 
 
 class FakeSummary:
@@ -120,6 +150,7 @@ class FakeSummary:
 
 def test_the_job_trains_evaluates_places_then_summarises_and_stops_at_a_failed_step(monkeypatch, tmp_path, capsys):
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(main_job.STARTED, raising=False)
     (tmp_path / "configs").mkdir()
     (tmp_path / "configs" / "main.yaml").write_text((ROOT / "configs" / "main.yaml").read_text())
     ran = []
@@ -136,7 +167,7 @@ def test_the_job_trains_evaluates_places_then_summarises_and_stops_at_a_failed_s
 
     def fake_evaluation(config, *, progress):
         ran.append("evaluate")
-        return FakeSummary(Path(config.run_dir))
+        return FakeSummary(Path(config.run_dir)), TRAINING
 
     monkeypatch.setattr(main_job.subprocess, "run", fake_run)
     monkeypatch.setattr(main_job, "evaluated_summary", fake_evaluation)
@@ -144,6 +175,8 @@ def test_the_job_trains_evaluates_places_then_summarises_and_stops_at_a_failed_s
     assert ran == ["train", "evaluate", "agents.tournaments.ladder"]
     out = capsys.readouterr().out
     assert out.index("| trained agent vs field of |") < out.index("== The main job: summary ==")
+    job = json.loads((tmp_path / "runs" / "main" / "x" / "job.json").read_text())
+    assert list(job["seconds"]) == ["train", "evaluate", "ladder"] and job["elo"] == PLACEMENT["elo"]
 
     monkeypatch.setattr(main_job.subprocess, "run", lambda command: subprocess.CompletedProcess(command, 3))
     with pytest.raises(SystemExit) as stopped:
@@ -163,12 +196,13 @@ def test_the_job_evaluates_the_trainers_final_games_and_writes_its_summary(tmp_p
     rng = np.random.default_rng(0)
     net = PolicyNet([rng.normal(size=(signature["observation_size"], signature["num_actions"]))],
                     [np.zeros(signature["num_actions"])], "tanh")
-    warm = {"teacher": "heuristic:endgame", "decisions": 10, "accuracy": 0.9}
+    warm = {"teacher": "heuristic:endgame", "decisions": 10, "accuracy": 0.9, "seconds": 20.0}
     meta = {"game": signature, "config": config.to_dict(), "num_timesteps": 1234, "backend": "jax",
             "policy": {"activation": "tanh", "deterministic": True},
-            "run": {"wall_time": 60.0, "cpu_time": 90.0, "pretrain": warm}}
+            "run": {"wall_time": 60.0, "cpu_time": 90.0, "compile_time": 15.0, "pretrain": warm}}
     write_checkpoint(tmp_path / "checkpoint.zip", Checkpoint(meta, net))
-    summary = main_job.evaluated_summary(config, progress=False)
+    summary, training = main_job.evaluated_summary(config, progress=False)
+    assert training == {"warm_start": 20.0, "compile": 15.0, "ppo": 40.0}
     trainers = evaluate(config, tmp_path / "checkpoint.zip", 6, seed=config.seed + 2)  # as the trainer does
     assert [r.row() for r in summary.results] == [r.row() for r in trainers]
     assert [r.opponent for r in summary.results] == ["random", "heuristic:cheapest", "heuristic:pot",

@@ -5,16 +5,17 @@
     python -m train.main_job --ladder-games 2000  # a tighter ladder interval, for a minute more
 
 Each run writes into a fresh folder ``runs/main/<timestamp>/`` (the checkpoint, TensorBoard logs, ``summary.md``
-/ ``.json`` and ``ladder.json``), and shows its progress on stderr:
+/ ``.json``, ``ladder.json`` and ``job.json``: the summary's numbers and the time of each step), and shows its
+progress on stderr:
 
 ==============  ========================================================================================
 step            what it runs
 ==============  ========================================================================================
 train           ``card-envs train --config configs/main.yaml --no-final-eval``: the JAX trainer
-                (``train/jax_ppo.py``) on ``configs/revolutionary_war_jax.yaml`` shortened to a few minutes
-                on 2 cores: an imitation warm start from the rule-based endgame player (the loop compiles
-                meanwhile), then PPO against the warm start's frozen clone, the pot player, snapshots and
-                random, and self-play
+                (``train/jax_ppo.py``) on ``configs/revolutionary_war_jax.yaml`` with a budget of a few
+                minutes on 2 cores: an imitation warm start from the rule-based endgame player (the loop
+                compiles meanwhile, in a thread), then PPO against the warm start's frozen clone, the pot
+                player, snapshots and random, and self-play
 evaluate        the trainer's final evaluation (``train.summary.evaluate``: the same games for the same
                 seed), played here on two processes: the agent against random and every rule-based
                 player, ``eval.final_games`` games each, on duplicate deals (each deal replayed with the
@@ -24,8 +25,9 @@ ladder          ``card-envs ladder --agent checkpoint:<run>/checkpoint.zip --gam
                 :data:`LADDER_GAMES`): the agent on fresh deals against every player of the published
                 ladder (``benchmarks/results/ladder_revolutionary_war_v0.md``), whose ratings stay fixed;
                 its Elo (random = 0) with a 95% bootstrap interval and its neighbours
-summary         what a newcomer reads last: the win rate against each player with its interval and what
-                it means, the Elo, the place on the ladder, the time taken
+summary         what a newcomer reads last: a table of the win rate against each player with its
+                interval and what it means, the Elo and the place on the ladder, where the files are,
+                and how long each step took (``.ci/main`` passes its start, so its install check counts)
 ==============  ========================================================================================
 
 Reproducible for its seed (``--set seed=N``; the ladder's deals use ``seed + 1``): the same seed gives the same
@@ -39,6 +41,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -47,6 +50,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from agents.files import write_atomically
 from card_envs.core.errors import CardEnvsError
 from train.checkpoint import CHECKPOINT_NAME, read_checkpoint
 from train.config import TrainConfig, load_config
@@ -54,9 +58,11 @@ from train.summary import Summary, evaluate
 
 CONFIG = "configs/main.yaml"
 #: games of the ladder placement: the costly search players play only their share of the deals
-#: (agents/tournaments/ladder.py), so this is about 45 s on 2 cores for an Elo interval of about +-40
+#: (agents/tournaments/ladder.py), so this is under a minute on 2 cores for an Elo interval of about +-30
 LADDER_GAMES = 800
 WORKERS = 2
+#: set by .ci/main to its start (seconds since the epoch), so that the time of its install check is counted
+STARTED = "CARD_ENVS_MAIN_STARTED"
 
 
 def train_command(config_path: str, overrides: Sequence[str], extra: Sequence[str]) -> list[str]:
@@ -88,21 +94,45 @@ def ladder_place(elo: float, ladder: Mapping[str, Any]) -> tuple[int, int]:
     return above + 1, len(ladder["players"]) + 1
 
 
+def duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 100 else f"{seconds / 60:.1f} min"
+
+
+def step_lines(times: Mapping[str, float], training: Mapping[str, float]) -> list[str]:
+    """How long each step took (wall clock), training broken down into its warm start, compile and PPO."""
+    parts = {"setup": "the install check (.ci/setup)",
+             "train": (f"warm start {duration(training['warm_start'])} (the loop compiled alongside it, in "
+                       f"{duration(training['compile'])}), PPO {duration(training['ppo'])}, the rest starting "
+                       f"Python and JAX"),
+             "evaluate": "the games against each player, on 2 processes",
+             "ladder": "the ladder's games and its Elo fit, on 2 processes"}
+    lines = [f"  {step:<9} {duration(seconds):>8}   {parts[step]}" for step, seconds in times.items()
+             if step in parts]
+    return [*lines, f"  {'total':<9} {duration(sum(times.values())):>8}"]
+
+
 def summary_text(summary: Mapping[str, Any], placement: Mapping[str, Any], ladder: Mapping[str, Any],
-                 seconds: float) -> str:
-    """The main job's last lines: how strong the trained agent is, in words a newcomer reads."""
+                 times: Mapping[str, float], training: Mapping[str, float], load: float | None = None) -> str:
+    """The main job's last lines: how strong the trained agent is, in words a newcomer reads, and how long it took.
+    ``times``: wall seconds of each step; ``training``: the train step's warm start, compile and PPO seconds."""
     config = summary["config"]
     pretrain = summary.get("pretrain") or {}
     warm = f"a warm start imitating {pretrain['teacher']}, then " if pretrain else ""
+    results = summary["results"]
     lines = ["", "== The main job: summary ==", "",
              f"Trained a PPO agent on {config['game']} (seed {config['seed']}): {warm}"
-             f"{summary['num_timesteps']:,} decisions of training in {summary['wall_time'] / 60:.1f} min.",
-             "", "Its win rate against each player: duplicate deals (every deal played twice, seats swapped), "
-             "95% intervals:", ""]
-    width = max(len(r["opponent"]) for r in summary["results"])
-    for r in summary["results"]:
-        lines.append(f"  vs {r['opponent']:<{width}}  {r['win_rate']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}] "
-                     f"over {r['games']:,} games: {verdict(r['ci_low'], r['ci_high'], r['fair_share'])}")
+             f"{summary['num_timesteps']:,} decisions of PPO.", "",
+             "How it fares: every deal is played twice, seats swapped (duplicate deals); 95% intervals. The agent",
+             "is stronger than a player when the whole interval lies above 0.5.", ""]
+    width = max(len("opponent"), *(len(r["opponent"]) for r in results))
+    lines.append(f"  {'opponent':<{width}}  {'games':>6}  {'win rate [95% CI]':<20}  verdict")
+    for r in results:
+        rate = f"{r['win_rate']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
+        lines.append(f"  {r['opponent']:<{width}}  {r['games']:>6,}  {rate:<20}  "
+                     f"{verdict(r['ci_low'], r['ci_high'], r['fair_share'])}")
+    rule_based = [r for r in results if r["opponent"].startswith("heuristic:")]
+    short = [r["opponent"] for r in rule_based if r["ci_low"] <= r["fair_share"]]
+    lines += ["", "Beats every rule-based player: " + ("yes" if not short else f"no (not {', '.join(short)})")]
     elo = placement["elo"]
     place, places = ladder_place(elo["value"], ladder)
     lines += ["", f"On the published ladder (benchmarks/results/ladder_{config['game']}.md, random = 0): "
@@ -112,14 +142,19 @@ def summary_text(summary: Mapping[str, Any], placement: Mapping[str, Any], ladde
         neighbour = placement["neighbours"][side]
         if neighbour:
             lines.append(f"  {word}: {neighbour['label']} {neighbour['elo']['value']:+.0f}")
-    lines += ["", f"Files in {Path(summary['checkpoint']).parent}/ (checkpoint.zip, summary.md, ladder.json, "
-              f"tensorboard/). The main job took {seconds / 60:.1f} min."]
+    folder = Path(summary["checkpoint"]).parent
+    lines += ["", f"Files in {folder}/: checkpoint.zip (play it: card-envs match --game {config['game']} --agents "
+              f"checkpoint:{folder}/checkpoint.zip heuristic:endgame), summary.md, ladder.json, job.json, "
+              f"tensorboard/ (tensorboard --logdir {folder})."]
+    under = f" (load average {load:.1f} when it ended, on {os.cpu_count()} cores)" if load is not None else ""
+    lines += ["", f"Time taken{under}:", *step_lines(times, training)]
     return "\n".join(lines)
 
 
-def evaluated_summary(config: TrainConfig, *, progress: bool) -> Summary:
+def evaluated_summary(config: TrainConfig, *, progress: bool) -> tuple[Summary, dict[str, float]]:
     """The trained run's final evaluation, as ``card-envs train`` ends with it (the same games: seed + 2), on
-    :data:`WORKERS` processes; written to ``<run_dir>/summary.md`` / ``.json``."""
+    :data:`WORKERS` processes; written to ``<run_dir>/summary.md`` / ``.json``. Also the training's warm start,
+    compile and PPO seconds (from the checkpoint)."""
     checkpoint = Path(config.run_dir or "") / CHECKPOINT_NAME
     meta = read_checkpoint(checkpoint).meta
     run = meta.get("run", {})  # the JAX trainer's times and warm start
@@ -129,22 +164,37 @@ def evaluated_summary(config: TrainConfig, *, progress: bool) -> Summary:
     summary = Summary(config, int(meta["num_timesteps"]), float(run.get("wall_time", 0.0)),
                       float(run.get("cpu_time", 0.0)), results, str(checkpoint), run.get("pretrain", {}), method)
     summary.write(checkpoint.parent / "summary")
-    return summary
+    warm_start = float(run.get("pretrain", {}).get("seconds", 0.0))
+    training = {"warm_start": warm_start, "compile": float(run.get("compile_time", 0.0)),
+                "ppo": summary.wall_time - warm_start}
+    return summary, training
 
 
-def run_step(step: str, command: list[str], parser: argparse.ArgumentParser, prog: str) -> None:
-    """Run one step's command, showing it first; a failure ends the job with the step's exit status."""
+def run_step(step: str, command: list[str], parser: argparse.ArgumentParser, prog: str) -> float:
+    """Run one step's command, showing it first; its wall seconds. A failure ends the job with the step's exit
+    status."""
     print(f"\n== {step}: {shlex.join(['python', *command[1:]])}\n", file=sys.stderr, flush=True)
+    started = time.perf_counter()
     code = subprocess.run(command).returncode
     if code != 0:
         parser.exit(code, f"{prog}: error: the {step} step failed (exit status {code}); see above\n")
+    return time.perf_counter() - started
 
 
 def run_dir_now() -> str:
     return f"runs/main/{time.strftime('%Y%m%d-%H%M%S')}"
 
 
+def setup_seconds(environ: Mapping[str, str], now: float) -> dict[str, float]:
+    """The install check's seconds, when .ci/main passed its start (``now``: seconds since the epoch)."""
+    try:
+        return {"setup": max(0.0, now - float(environ[STARTED]))}
+    except (KeyError, ValueError):
+        return {}
+
+
 def main(argv: Sequence[str] | None = None, prog: str = "python -m train.main_job") -> int:
+    times = setup_seconds(os.environ, time.time())
     parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog="Other arguments (e.g. --set seed=1) go to `card-envs train`.")
@@ -162,22 +212,30 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m train.main_jo
         config = load_config(args.config, overrides)  # a bad override fails here, before anything runs
     except CardEnvsError as error:
         parser.exit(2, f"{prog}: error: {error}\n")
-    started = time.perf_counter()
     run_dir = Path(config.run_dir or "")
     progress = [] if not args.no_progress else ["--no-progress"]
-    run_step("train", train_command(args.config, overrides, [*progress, "--no-final-eval", *extra]), parser, prog)
+    times["train"] = run_step("train", train_command(args.config, overrides, [*progress, "--no-final-eval", *extra]),
+                              parser, prog)
     print("\n== evaluate: the trained agent against random and every rule-based player\n", file=sys.stderr,
           flush=True)
-    summary = evaluated_summary(config, progress=not args.no_progress)
+    started = time.perf_counter()
+    summary, training = evaluated_summary(config, progress=not args.no_progress)
+    times["evaluate"] = time.perf_counter() - started
     print(f"\n{summary.table()}", flush=True)
     out = run_dir / "ladder.json"
-    run_step("ladder", ladder_command(config, args.ladder_games, out, progress=not args.no_progress), parser, prog)
+    times["ladder"] = run_step("ladder", ladder_command(config, args.ladder_games, out, progress=not args.no_progress),
+                               parser, prog)
     from agents.tournaments.ladder import load_ladder
 
     placement = json.loads(out.read_text())
-    print(summary_text(summary.to_dict(), placement, load_ladder(config.game), time.perf_counter() - started),
-          flush=True)
+    load = os.getloadavg()[0]
+    write_atomically(str(run_dir / "job.json"), json.dumps({
+        "summary": summary.to_dict(), "elo": placement["elo"], "neighbours": placement["neighbours"],
+        "seconds": times, "training_seconds": training, "load_average": load, "cpus": os.cpu_count()}, indent=2)
+        + "\n")
+    print(summary_text(summary.to_dict(), placement, load_ladder(config.game), times, training, load), flush=True)
     return 0
+
 
 if __name__ == "__main__":
     raise SystemExit(main())
