@@ -16,8 +16,9 @@ from train import main_job
 from train.config import differences, load_config
 
 ROOT = Path(__file__).resolve().parents[1]
-#: the keys configs/main.yaml shortens; everything else is configs/revolutionary_war_jax.yaml's
-SHORTENED = {"total_timesteps", "checkpoint_interval", "eval.interval", "eval.final_games"}
+#: the keys configs/main.yaml shortens; everything else is configs/revolutionary_war_jax.yaml's, but for n_envs (half
+#: the games in parallel: as many decisions per second on 2 cores, twice the updates in the short budget)
+SHORTENED = {"total_timesteps", "checkpoint_interval", "eval.interval", "eval.final_games", "n_envs"}
 
 
 class Called(Exception):
@@ -39,6 +40,27 @@ def test_the_ci_script_sets_up_then_runs_the_main_job_with_the_callers_arguments
     lines = [line for line in script.splitlines() if line and not line.startswith("#")]
     assert lines[-3].startswith(f'export {main_job.STARTED}="$(date +%s.%N)"')  # so the summary counts the setup
     assert lines[-2:] == ["bash .ci/setup", 'exec .venv/bin/python -m train.main_job "$@"']
+
+
+@pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="the full setup would install chromium")
+def test_the_setup_check_is_skipped_while_pyproject_and_the_script_are_unchanged_since_it_last_completed(tmp_path):
+    (tmp_path / ".ci").mkdir()
+    (tmp_path / ".ci" / "setup").write_text((ROOT / ".ci" / "setup").read_text())
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    python = tmp_path / ".venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text('#!/bin/sh\necho "$@" >> "$(dirname "$0")/../pip-calls"\n')  # stands in for pip
+    python.chmod(0o755)
+
+    def pip_calls() -> int:
+        subprocess.run(["bash", str(tmp_path / ".ci" / "setup")], check=True, capture_output=True)
+        calls = tmp_path / ".venv" / "pip-calls"
+        return len(calls.read_text().splitlines()) if calls.exists() else 0
+
+    assert pip_calls() == 2  # torch, then card-envs and its extras
+    assert pip_calls() == 2  # nothing changed: no pip
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\nversion = '2'\n")
+    assert pip_calls() == 4
 
 
 def test_the_setup_time_is_counted_from_the_scripts_start_when_it_gave_one():
