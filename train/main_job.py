@@ -2,7 +2,7 @@
 
     python -m train.main_job                      # what .ci/main runs once .ci/setup has checked the install
     python -m train.main_job --set seed=1         # other arguments go to `card-envs train`
-    python -m train.main_job --ladder-games 2000  # a tighter ladder interval, for a minute more
+    python -m train.main_job --ladder-games 2000  # a tighter Elo interval, for a few minutes more
 
 Each run writes into a fresh folder ``runs/main/<timestamp>/`` (the checkpoint, TensorBoard logs, ``summary.md``
 / ``.json``, ``ladder.json`` and ``job.json``: the summary's numbers and the time of each step), and shows its
@@ -57,9 +57,10 @@ from train.config import TrainConfig, load_config
 from train.summary import Summary, evaluate
 
 CONFIG = "configs/main.yaml"
-#: games of the ladder placement: the costly search players play only their share of the deals
-#: (agents/tournaments/ladder.py), so this is under a minute on 2 cores for an Elo interval of about +-30
-LADDER_GAMES = 800
+#: games of the ladder placement (450 once rounded to whole deals): the costly search players play only their share
+#: of the deals (agents/tournaments/ladder.py), so this is under a minute on 2 cores (most of it the 100 ms search
+#: player's 22 games) for an Elo interval of about +-35; 800 took 75-95 s for +-30
+LADDER_GAMES = 500
 WORKERS = 2
 #: set by .ci/main to its start (seconds since the epoch), so that the time of its install check is counted
 STARTED = "CARD_ENVS_MAIN_STARTED"
