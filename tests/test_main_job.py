@@ -142,9 +142,9 @@ def test_the_summary_says_what_each_interval_means_and_the_place_on_the_ladder()
     assert row(text, "heuristic:pot")[-1] == "not decided (the interval holds the fair share)"
     assert row(text, "heuristic:endgame")[-1] == "weaker"
     assert "Beats every rule-based player: no (not heuristic:pot, heuristic:endgame)" in text
-    assert "Elo +530 [+501, +561] over 780 games, place 3 of 5." in text
-    assert "above it: zoo:sb3_ppo +550" in text and "below it: heuristic:endgame +511" in text
-    assert "Files in runs/main/x/: checkpoint.zip" in text
+    assert "  this agent  +530 [+501, +561] over 780 games: place 3 of 5" in text
+    assert "  above it    +550 zoo:sb3_ppo" in text and "  below it    +511 heuristic:endgame" in text
+    assert "Files in runs/main/x/: checkpoint.zip" in text and "checkpoint:runs/main/x/checkpoint.zip" in text
     assert "load average 3.2 when it ended" in text
     steps = {line.split()[0]: line.split()[1:3] for line in text.splitlines()[-5:]}
     assert steps == {"setup": ["9", "s"], "train": ["3.3", "min"], "evaluate": ["25", "s"], "ladder": ["56", "s"],

@@ -136,17 +136,18 @@ def summary_text(summary: Mapping[str, Any], placement: Mapping[str, Any], ladde
     lines += ["", "Beats every rule-based player: " + ("yes" if not short else f"no (not {', '.join(short)})")]
     elo = placement["elo"]
     place, places = ladder_place(elo["value"], ladder)
-    lines += ["", f"On the published ladder (benchmarks/results/ladder_{config['game']}.md, random = 0): "
-              f"Elo {elo['value']:+.0f} [{elo['low']:+.0f}, {elo['high']:+.0f}] over {placement['games']:,} games, "
-              f"place {place} of {places}."]
+    lines += ["", f"On the published ladder (benchmarks/results/ladder_{config['game']}.md; Elo, random = 0):",
+              f"  this agent  {elo['value']:+.0f} [{elo['low']:+.0f}, {elo['high']:+.0f}] over {placement['games']:,} "
+              f"games: place {place} of {places}"]
     for side, word in (("above", "above it"), ("below", "below it")):
         neighbour = placement["neighbours"][side]
         if neighbour:
-            lines.append(f"  {word}: {neighbour['label']} {neighbour['elo']['value']:+.0f}")
+            lines.append(f"  {word:<10}  {neighbour['elo']['value']:+.0f} {neighbour['label']}")
     folder = Path(summary["checkpoint"]).parent
-    lines += ["", f"Files in {folder}/: checkpoint.zip (play it: card-envs match --game {config['game']} --agents "
-              f"checkpoint:{folder}/checkpoint.zip heuristic:endgame), summary.md, ladder.json, job.json, "
-              f"tensorboard/ (tensorboard --logdir {folder})."]
+    lines += ["", f"Files in {folder}/: checkpoint.zip, summary.md, ladder.json, job.json, tensorboard/",
+              f"  play it:  .venv/bin/card-envs match --game {config['game']} --agents "
+              f"checkpoint:{folder}/checkpoint.zip heuristic:endgame",
+              f"  curves:   .venv/bin/tensorboard --logdir {folder}"]
     under = f" (load average {load:.1f} when it ended, on {os.cpu_count()} cores)" if load is not None else ""
     lines += ["", f"Time taken{under}:", *step_lines(times, training)]
     return "\n".join(lines)
