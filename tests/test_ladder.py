@@ -229,6 +229,31 @@ def test_a_ladder_player_placed_on_fresh_deals_lands_within_its_published_interv
     assert again.elo == placement.elo and again.head_to_head == placement.head_to_head
 
 
+def test_placing_plays_a_costly_players_lineup_in_small_chunks_for_the_same_result_on_any_workers(small_ladder,
+                                                                                                   monkeypatch):
+    from agents.tournaments import ladder
+
+    path, _ = small_ladder
+    spec = LADDERS[RW]
+    monkeypatch.setitem(LADDERS, RW, dataclasses.replace(spec, rungs=spec.rungs[:3] + (dataclasses.replace(
+        spec.rungs[3], deals=6),)))  # the endgame player as a costly one: on the ladder's first 6 deals only
+    plans = []
+
+    def recorded(game, config, plan, seed, **options):
+        plans.append(plan)
+        return play_plan(game, config, plan, seed, **options)
+
+    monkeypatch.setattr(ladder, "play_plan", recorded)
+    one = place(RW, "heuristic:pot", games=400, seed=5, ladder_path=path, resamples=100)
+    two = place(RW, "heuristic:pot", games=400, seed=5, ladder_path=path, resamples=100, backend=Backend("local", 2))
+    assert (two.elo, two.head_to_head) == (one.elo, one.head_to_head)
+    plan = plans[0]
+    endgame = [i for i, c in enumerate(plan.contestants) if c.label == "heuristic:endgame"][0]
+    costly = [job for job in plan.jobs if any(endgame in plan.schedule.lineups[k] for k in job[2])]
+    assert len(costly) > 1 and all(len(job[2]) == 1 for job in costly)  # on its own, in several chunks
+    assert all((last - first) * 2 <= ladder.PLACING_GAMES for first, last, _ in costly)
+
+
 def test_sprt_stops_placing_as_soon_as_stronger_than_random_is_decided(small_ladder, capsys):
     path, _ = small_ladder
     placement = place(RW, "heuristic:endgame", games=4000, seed=2, ladder_path=path, sprt_against="random",

@@ -343,3 +343,24 @@ def test_the_jax_warm_start_clones_its_teacher():
     agree = np.mean([student(o, m) == a for o, m, a in zip(held_out.observations, held_out.masks, held_out.actions,
                                                            strict=True)])
     assert agree > 0.9
+
+
+def test_the_loop_compiled_in_the_background_is_the_one_its_first_call_runs():
+    # train() compiles the loop while the warm start plays; a compile for other shapes or types than the
+    # loop's first call would leave that call to compile again (the time the warm start was to hide)
+    config = jax_config(n_envs=16, ppo__net_arch=[8], ppo__n_steps=4, ppo__batch_size=16, ppo__n_epochs=1,
+                        pool__weights={"random": 1.0})  # a small loop no other test has compiled
+    trainer = jax_ppo.JaxPPO(config, GUESS)
+    runner = trainer.init(jax.random.PRNGKey(0))
+    assert jax_ppo.compile_in_background(trainer, runner, 1).result() > 0
+    compiles = []
+
+    def listen(event, seconds, **_):
+        compiles.append(event) if event == "/jax/core/compile/backend_compile_duration" else None
+
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        trainer.run_updates(runner, jnp.int32(config.total_timesteps), 1)
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+    assert compiles == []

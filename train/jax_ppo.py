@@ -78,6 +78,7 @@ import io
 import math
 import sys
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -617,8 +618,10 @@ def train(config: TrainConfig, *, resume: bool = False, progress: bool = True, f
         if config.pretrain.teacher is not None:
             from train.jax_pretrain import warm_start
 
+            compiled = compile_in_background(trainer, runner, config.jax.updates_per_call)
             params, run.pretrain = warm_start(config, trainer.game, runner.params, progress)
             runner = start_from(trainer, runner, params)
+            run.compile_time = compiled.result()
         run.wall_time = time.perf_counter() - started
         run.cpu_time = cpu_seconds() - cpu_started
     loop = Loop(config, trainer, runner, run, checkpoint_path, progress)
@@ -631,6 +634,22 @@ def train(config: TrainConfig, *, resume: bool = False, progress: bool = True, f
     if final_eval:
         summary.write(run_dir / "summary")
     return summary
+
+
+def compile_in_background(trainer: JaxPPO, runner: Runner, updates_per_call: int) -> Future[float]:
+    """Compile the jitted loop for ``runner``'s shapes in a thread, while the host does other work (the warm start
+    plays its games on the Python engine, one core; XLA's compiler releases the GIL): the loop's first call then
+    finds it compiled. The future gives the compile's wall seconds (or raises what compiling raised)."""
+
+    def compile_loop() -> float:
+        started = time.perf_counter()
+        trainer.run_updates.lower(runner, jnp.int32(0), updates_per_call).compile()
+        return time.perf_counter() - started
+
+    pool = ThreadPoolExecutor(1, thread_name_prefix="compile")
+    compiled = pool.submit(compile_loop)
+    pool.shutdown(wait=False)
+    return compiled
 
 
 def start_from(trainer: JaxPPO, runner: Runner, params: Params) -> Runner:

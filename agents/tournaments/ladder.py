@@ -41,7 +41,9 @@ costly players      a search player with ``deals`` set plays only in the ladder'
 chunks, resuming    the tournament is cut into jobs of whole deals (cheap lineups together, each costly
                     lineup on its own); each finished job is written to ``--state`` (default
                     ``runs/ladder/<game>-v<version>``), so a killed build resumes where it stopped, and
-                    jobs run on local processes or a Ray cluster. The result does not depend on either
+                    jobs run on local processes or a Ray cluster. The result does not depend on either.
+                    Placing cuts a costly lineup into chunks of a few games (:data:`PLACING_GAMES`), so
+                    that the workers share its few games (with ``--sprt``: one job per range of deals)
 placing lineups     in two-player games the new agent against each ladder player; with more seats, the new
                     agent with every set of seats-1 ladder players (the lineups it would have had on the
                     ladder), each in every seating of a Williams design
@@ -215,12 +217,17 @@ class Plan:
         return sum(cap * len(self.schedule.seatings) for cap in self.caps)
 
 
+#: games of a search player's chunk when placing an agent: placing plays few of them (tens, not the build's hundreds),
+#: so chunks of the build's size would leave them all to one worker
+PLACING_GAMES = 6
+
+
 def make_plan(contestants: Sequence[Contestant], schedule: Schedule, caps: Sequence[int], *,
-              alone: Sequence[int] = (), by_deal: bool = False) -> Plan:
+              alone: Sequence[int] = (), alone_games: int = 24, by_deal: bool = False) -> Plan:
     """Jobs of whole deals: the lineups of cheap players together, in chunks of about ``CHUNK_GAMES`` games,
-    each lineup in ``alone`` (those of costly players) on its own in chunks of a few deals; sorted by first
-    deal. ``by_deal``: one job per deal range holding every lineup that plays it (what a sequential test
-    needs: whole deals in order)."""
+    each lineup in ``alone`` (those of costly players) on its own in chunks of about ``alone_games`` games;
+    sorted by first deal. ``by_deal``: one job per deal range holding every lineup that plays it (what a
+    sequential test needs: whole deals in order)."""
     seatings = len(schedule.seatings)
     jobs: list[tuple[int, int, tuple[int, ...]]] = []
     if by_deal:
@@ -238,7 +245,7 @@ def make_plan(contestants: Sequence[Contestant], schedule: Schedule, caps: Seque
         for low, high in zip(bounds, bounds[1:], strict=False):
             playing = tuple(i for i in together if caps[i] > low)
             jobs += [(first, min(first + step, high), playing) for first in range(low, high, step)]
-    step = max(1, 24 // seatings)
+    step = max(1, alone_games // seatings)
     for lineup in alone:
         jobs += [(first, min(first + step, caps[lineup]), (lineup,)) for first in range(0, caps[lineup], step)]
     jobs.sort(key=lambda job: (job[0], job[2]))
@@ -811,7 +818,11 @@ def place(game: str, agent: str, *, games: int = 2000, seed: int = 1, players: S
     member_caps = [None] + [None if spec.rung(n).deals is None or n == sprt_against
                             else max(1, math.ceil(deals * spec.rung(n).deals / ladder_deals)) for n in chosen]
     caps = lineup_caps(schedule, member_caps)
-    plan = make_plan(contestants, schedule, caps, by_deal=True)
+    if sprt_against:  # the sequential test reads whole deals, in order
+        plan = make_plan(contestants, schedule, caps, by_deal=True)
+    else:  # each search player's lineup on its own, in small chunks: the workers share its few costly games
+        costly = [i for i, lineup in enumerate(lineups) if any(member_caps[a] is not None for a in lineup)]
+        plan = make_plan(contestants, schedule, caps, alone=costly, alone_games=PLACING_GAMES)
     test = None
     if sprt_against:
         test = SequentialTest(SprtSpec(elo0, elo1, alpha, beta), schedule)
