@@ -11,16 +11,16 @@ Observations (541 / 753 / 909 floats), action ids (``0..51`` = ``play <card inde
 legal masks and per-step rewards are exactly the Python engine's (:mod:`card_envs.revolution.encoding`
 has the layout tables); ``card_envs.jax.lockstep`` checks it.
 
-Chance (section 3.3, A2, A4). ``init(key)`` draws the first dealer (``first_dealer="random"``) and deals hand 1 from
-55 words hashed from the key's own 64 bits (:func:`~card_envs.jax.core.key_words`): each card gets a random sort key
-and the cards of key ranks 0-12, 13-25, 26-38, 39-51 form the four hands (:func:`_random_deal`: uniform over the
-splits into hands of 13, up to two ties at once among 26-bit keys, probability below ``1e-9``) and a 64-bit seed for
-the later hands. The next hand is dealt *while the current one is played*: each step deals the four cards of one more
-rank of it (card ``c`` goes to seat ``s`` with probability (cards ``s`` still lacks) / (cards left), drawn by Lemire's
-multiply from a 32-bit word hashed from the seed and the step count: total bias below ``4e-7`` per deal), and a hand
-lasts at least 16 steps, so it is complete when needed. This keeps the 52-card shuffle out of the step, where vmap
-would compute it on every step (every branch of a vmapped ``cond`` runs), and ``step`` needs no key (``step_uses_key =
-False``: like Pgx's games, the future of an episode is fixed by the key of ``init``).
+Chance (section 3.3, A2, A4). ``init(key)`` draws the first dealer (``first_dealer="random"``), hand 1 and a 64-bit
+seed for the later hands from 55 words hashed from the key's own 64 bits (:func:`~card_envs.jax.core.key_words`).
+Every hand is dealt card by card: card ``c`` goes to seat ``s`` with probability (cards ``s`` still lacks) / (cards
+left), drawn by Lemire's multiply from a 32-bit word (uniform over the splits into hands of 13 but for a total bias
+below ``4e-7`` per deal). Hand 1 takes 52 words at ``init`` (:func:`_whole_deal`; ranking 52 random sort keys cost
+some twenty times more on CPU, as much as 20 steps per re-deal). The next hand is dealt *while the current one is
+played*: each step deals the four cards of one more rank of it, from words hashed from the seed and the step count,
+and a hand lasts at least 16 steps, so it is complete when needed. This keeps the 52-card shuffle out of the step,
+where vmap would compute it on every step (every branch of a vmapped ``cond`` runs), and ``step`` needs no key
+(``step_uses_key = False``: like Pgx's games, the future of an episode is fixed by the key of ``init``).
 :meth:`Env.init_with_deck` deals hand 1 from a stacked deck (deck index ``i`` goes to seat
 ``(dealer + 1 + i) mod 4``, section 3.4). The next hand's arrays are the engine's ``chance_fields``:
 ``from_state`` takes the Python state's pending stacked deck (section 3.3) if it has one, else shuffles the
@@ -216,9 +216,8 @@ class Env(CardEnv):
     # -- Pgx ----------------------------------------------------------------------------------------
 
     def _init(self, key: Array) -> State:
-        words = key_words(key, NUM_CARDS + 3)
-        extra = words[NUM_CARDS]  # top 2 bits: the dealer, low 6 bits: the deal's relabelling
-        state = self._initial_state(self._first_dealer(extra), _random_deal(words[:NUM_CARDS], extra & 63))
+        words = key_words(key, NUM_CARDS + 3)  # the deal, the dealer, the seed of the later deals
+        state = self._initial_state(self._first_dealer(words[NUM_CARDS]), _whole_deal(words[:NUM_CARDS]))
         return state.replace(_deal_seed=words[NUM_CARDS + 1:])
 
     def init_with_deck(self, key: Array, deck: Array) -> State:
@@ -294,7 +293,7 @@ class Env(CardEnv):
             fields["_passes_this_hand"] = state._passes_this_hand + (is_player & is_pass)
         if self.config.void_inferences:
             off_led = following & no_trump & (suit != state._led_suit)
-            fields["_limits"] = _narrowed(state._limits, is_player & off_led, fixes, suit, state._led_suit)
+            fields["_limits"] = _once(_narrowed(state._limits, is_player & off_led, fixes, suit, state._led_suit))
         return state.replace(**fields)
 
     # -- the end of a trick, a hand, the series (R11-R19, R23) ------------------------------------------
@@ -334,7 +333,7 @@ class Env(CardEnv):
             _phase=jnp.where(next_trick, DESIGNATED, state._phase),
         )
         if self.config.full_recall:
-            fields["_played"] = state._played | jnp.where(done, _card_words(state._trick), 0)
+            fields["_played"] = _once(state._played | jnp.where(done, _card_words(state._trick), 0))
         return state.replace(**fields), rewards
 
     def _end_hand(self, state: State, done: Array) -> tuple[State, Array]:
@@ -346,7 +345,8 @@ class Env(CardEnv):
         extra_hands = state._hand_number - config.num_hands
         series_done = done & (extra_hands >= 0) & (unique_top | (extra_hands >= config.max_extra_hands))
         new_hand = _once(done & ~series_done)
-        start = _hand_start(state._next_holdings, config.void_inferences)  # complete: a hand lasts >= 16 steps, a deal 13
+        # the next hand is complete: a hand lasts >= 16 steps, its deal 13
+        start = _hand_start(state._next_holdings, config.void_inferences)
         unused = {"_passes_this_hand", "_played"} if not config.full_recall else set()
         unused |= {"_limits"} if not config.void_inferences else set()  # never changed: no reset
         fields = {name: jnp.where(new_hand, value, getattr(state, name)) for name, value in start.items()
@@ -640,18 +640,13 @@ def _card_words(cards: Array) -> Array:
 # -- dealing (section 3) ------------------------------------------------------------------------------------------
 
 
-def _random_deal(words: Array, relabel: Array) -> Array:
-    """Hand 1 of ``init`` (A4) from 52 random 32-bit ``words`` and 6 random bits ``relabel``, as ``[seat, suit]``
-    words. Card ``c``'s sort key is the top 26 bits of ``words[c]`` above ``c XOR relabel`` (so keys differ),
-    and the cards of key ranks ``13 s .. 13 s + 12`` go to seat ``s``. Two cards tie on 26 bits with probability
-    below ``2e-5``; the relabelling orders such a pair either way with probability 1/2, so the deal is uniform
-    but for several ties at once (below ``1e-9``). The ranks are counted with one comparison per pair, as 52
-    vector steps that XLA fuses."""
-    keys = (words & ~np.uint32(63)) | (jax.lax.iota(jnp.uint32, NUM_CARDS) ^ relabel)
-    rank = jnp.zeros(NUM_CARDS, jnp.int32)
-    for other in range(NUM_CARDS):
-        rank = rank + (keys[other] < keys)
-    return _holding_words(rank // HAND_SIZE)
+def _whole_deal(words: Array) -> Array:
+    """Hand 1 of ``init`` (A4) from 52 random 32-bit ``words``, as ``[seat, suit]`` words: four cards at a time,
+    as the next hand is dealt during play (:func:`_deal_next_cards`)."""
+    undealt = State()  # nothing of the next hand dealt yet
+    for first in range(0, NUM_CARDS, DEALT_PER_STEP):
+        undealt = _deal_next_cards(undealt, words[first:first + DEALT_PER_STEP])
+    return undealt._next_holdings
 
 
 def _deck_deal(deck: Array, dealer: Array) -> Array:
