@@ -642,11 +642,12 @@ def _card_words(cards: Array) -> Array:
 
 def _whole_deal(words: Array) -> Array:
     """Hand 1 of ``init`` (A4) from 52 random 32-bit ``words``, as ``[seat, suit]`` words: four cards at a time,
-    as the next hand is dealt during play (:func:`_deal_next_cards`)."""
+    as the next hand is dealt during play (:func:`_deal_next_cards`). Computed once (:func:`_once`): XLA would
+    deal again in each consumer of the holdings (the mask and the observation of ``init``), doubling a re-deal."""
     undealt = State()  # nothing of the next hand dealt yet
     for first in range(0, NUM_CARDS, DEALT_PER_STEP):
         undealt = _deal_next_cards(undealt, words[first:first + DEALT_PER_STEP])
-    return undealt._next_holdings
+    return _once(undealt._next_holdings)
 
 
 def _deck_deal(deck: Array, dealer: Array) -> Array:
