@@ -106,6 +106,12 @@ def cases() -> list[tuple[str, list[str], str]]:
         ("benchmarks.profile_env: unknown game", ["-m", "benchmarks.profile_env", "nope_v0"], "nope_v0"),
         ("benchmarks.ismcts_strength: malformed JSON", ["-m", "benchmarks.ismcts_strength", "--config", "{bad"],
          "JSON"),
+        ("benchmarks.jax_throughput: unknown game", ["-m", "benchmarks.jax_throughput", "--games", "nope_v0"],
+         "nope_v0"),
+        ("benchmarks.jax_throughput: malformed JSON", ["-m", "benchmarks.jax_throughput", "--config",
+                                                       "revolution_v0={bad"], "JSON"),
+        ("benchmarks.jax_throughput: option out of range", ["-m", "benchmarks.jax_throughput", "--config",
+                                                            'revolution_v0={"num_hands": 0}'], "num_hands"),
     ]
     return found
 

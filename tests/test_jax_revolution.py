@@ -271,6 +271,39 @@ def test_scenario_13_series_and_tie_break_hand(reward_mode, returns):  # R15-R19
     np.testing.assert_allclose(total, returns, atol=1e-6)
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_hands_the_engine_deals_itself_under_recall_and_inferences(seed):  # R2, R19, A18, section 7.3
+    """Lockstep re-synchronises at every new hand (the Python deal draws chance), so it never sees the JAX engine
+    start a hand itself: here hand 1 comes from ``init_with_deck`` and hands 2 and 3 from the deals the JAX state
+    carries (set to the Python state's stacked decks), and every decision through the three hands agrees with
+    the Python engine: observations of every seat (the recall and the inference blocks) and every game array."""
+    options = {"num_hands": 3, "first_dealer": 0, "full_recall": True, "void_inferences": True}
+    engine = compiled(**options)
+    env = engine.env
+    rng = np.random.default_rng(seed)
+    decks = [[CARD_CODES[c] for c in rng.permutation(NUM_CARDS)] for _ in range(5)]
+    py_state = start(decks=decks, **options)
+    jax_state = init_with_deck(engine, KEY, deck_indices(decks[0]))
+    hand = decisions = 0
+    while True:
+        if py_state.hand_number != hand:  # the deal the JAX engine will start the next hand from
+            hand = py_state.hand_number
+            carried = env.from_state(py_state)
+            jax_state = jax_state.replace(**{name: getattr(carried, name) for name in env.chance_fields})
+        assert_same(engine, jax_state, py_state)
+        expected = env.from_state(py_state)
+        for name in env.game_fields():
+            if name not in env.chance_fields:
+                np.testing.assert_array_equal(getattr(jax_state, name), getattr(expected, name), err_msg=name)
+        if py_state.is_over:
+            break
+        move = int(rng.choice(py_state.legal_actions()))
+        py_state.apply(move)
+        jax_state = engine.step(jax_state, jnp.int32(move), KEY)
+        decisions += 1
+    assert hand >= 3 and decisions > 3 * 16
+
+
 @pytest.mark.parametrize(("max_steps", "returns"), [(4, [-1 / 3, -1 / 3, 1, -1 / 3]), (3, [0, 0, 0, 0])])
 def test_scenario_15_truncation(max_steps, returns):  # R23, A41
     options = {**DEAL_A_OPTIONS, "max_steps": max_steps}

@@ -679,7 +679,7 @@ def reset_finished(env: pgx.Env, states: pgx.State, key: jax.Array, slots: int |
         fresh = deal(jax.random.split(key, slots))
         if batch_axis == 0:
             return jax.tree.map(lambda old, new: old.at[rows].set(new, mode="drop"), states, fresh)
-        return jax.tree.map(lambda old, new: old.at[..., rows].set(new, mode="drop"), states, fresh)
+        return jax.tree.map(lambda old, new: _set_columns(old, rows, new), states, fresh)
 
     if lazy:
         return jax.lax.cond(done.sum() >= slots, redeal, lambda states: states, states)
@@ -788,6 +788,16 @@ def batch_last(states: Any) -> Any:
 def batch_first(states: Any) -> Any:
     """The inverse of :func:`batch_last`: the batch axis back in front (``jax.vmap``'s layout)."""
     return jax.tree.map(lambda leaf: jnp.moveaxis(leaf, -1, 0), states)
+
+
+def _set_columns(old: jax.Array, columns: jax.Array, new: jax.Array) -> jax.Array:
+    """``old.at[..., columns].set(new, mode="drop")`` for a batch-last array, written row by row. XLA's scatter
+    of whole columns walks down each column, one cache line per entry at a stride of the batch size, which a
+    power-of-two batch maps to a few cache sets: on CPU, about 7 ns an entry at 1,024 games, against 2 ns in
+    row order (one scalar index per entry), most of the cost of re-dealing games with large observations."""
+    entries = math.prod(old.shape[:-1])  # explicit: an array may have no entries
+    flat, updates = old.reshape(entries, old.shape[-1]), new.reshape(entries, new.shape[-1])
+    return flat.at[jnp.arange(entries)[:, None], columns[None, :]].set(updates, mode="drop").reshape(old.shape)
 
 
 def _expand(flags: jax.Array, like: jax.Array, batch_axis: int = 0) -> jax.Array:

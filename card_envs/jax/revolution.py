@@ -11,16 +11,16 @@ Observations (541 / 753 / 909 floats), action ids (``0..51`` = ``play <card inde
 legal masks and per-step rewards are exactly the Python engine's (:mod:`card_envs.revolution.encoding`
 has the layout tables); ``card_envs.jax.lockstep`` checks it.
 
-Chance (section 3.3, A2, A4). ``init(key)`` draws the first dealer (``first_dealer="random"``) and deals hand 1 from
-55 words hashed from the key's own 64 bits (:func:`~card_envs.jax.core.key_words`): each card gets a random sort key
-and the cards of key ranks 0-12, 13-25, 26-38, 39-51 form the four hands (:func:`_random_deal`: uniform over the
-splits into hands of 13, up to two ties at once among 26-bit keys, probability below ``1e-9``) and a 64-bit seed for
-the later hands. The next hand is dealt *while the current one is played*: each step deals the four cards of one more
-rank of it (card ``c`` goes to seat ``s`` with probability (cards ``s`` still lacks) / (cards left), drawn by Lemire's
-multiply from a 32-bit word hashed from the seed and the step count: total bias below ``4e-7`` per deal), and a hand
-lasts at least 16 steps, so it is complete when needed. This keeps the 52-card shuffle out of the step, where vmap
-would compute it on every step (every branch of a vmapped ``cond`` runs), and ``step`` needs no key (``step_uses_key =
-False``: like Pgx's games, the future of an episode is fixed by the key of ``init``).
+Chance (section 3.3, A2, A4). ``init(key)`` draws the first dealer (``first_dealer="random"``), hand 1 and a 64-bit
+seed for the later hands from 55 words hashed from the key's own 64 bits (:func:`~card_envs.jax.core.key_words`).
+Every hand is dealt card by card: card ``c`` goes to seat ``s`` with probability (cards ``s`` still lacks) / (cards
+left), drawn by Lemire's multiply from a 32-bit word (uniform over the splits into hands of 13 but for a total bias
+below ``4e-7`` per deal). Hand 1 takes 52 words at ``init`` (:func:`_whole_deal`; ranking 52 random sort keys cost
+some twenty times more on CPU, as much as 20 steps per re-deal). The next hand is dealt *while the current one is
+played*: each step deals the four cards of one more rank of it, from words hashed from the seed and the step count,
+and a hand lasts at least 16 steps, so it is complete when needed. This keeps the 52-card shuffle out of the step,
+where vmap would compute it on every step (every branch of a vmapped ``cond`` runs), and ``step`` needs no key
+(``step_uses_key = False``: like Pgx's games, the future of an episode is fixed by the key of ``init``).
 :meth:`Env.init_with_deck` deals hand 1 from a stacked deck (deck index ``i`` goes to seat
 ``(dealer + 1 + i) mod 4``, section 3.4). The next hand's arrays are the engine's ``chance_fields``:
 ``from_state`` takes the Python state's pending stacked deck (section 3.3) if it has one, else shuffles the
@@ -65,9 +65,10 @@ field                     shape     meaning (the Python field of the same name, 
 ``_passes_this_hand``     (4,)      passes made this hand, by seat (``full_recall`` only, else 0)
 ``_played``               (4, 4)    ``[seat, suit]`` word: cards each seat played to the completed
                                     tricks of this hand (``full_recall`` only, else 0)
-``_limits``               (4, 4)    ``[seat, suit]`` word: the cards the completed tricks of this hand
-                                    still allow each seat to hold (voids and walls, spec 7.3;
-                                    ``void_inferences`` only, else all ones)
+``_limits``               (4, 4)    ``[seat, suit]`` word: the cards the tricks of this hand so far (the
+                                    current one included, narrowed at each follow) still allow each
+                                    seat to hold (voids and walls, spec 7.3), ``AS`` only with trick
+                                    1's ``D`` (R2); ``void_inferences`` only, else all ones
 ``_next_holdings``        (4, 4)    ``[seat, suit]`` word: the next hand's deal so far (hidden)
 ``_next_need``            (4,)      cards each seat still lacks in it
 ``_next_dealt``           ()        cards of it dealt so far (52: complete)
@@ -132,7 +133,7 @@ from card_envs.revolution.rules import (
     Revolution,
     RevolutionConfig,
     RevolutionState,
-    recall_limits,
+    known_holding_limits,
 )
 
 Array = jax.Array
@@ -220,9 +221,8 @@ class Env(CardEnv[RevolutionState]):
     # -- Pgx ----------------------------------------------------------------------------------------
 
     def _init(self, key: Array) -> State:
-        words = key_words(key, NUM_CARDS + 3)
-        extra = words[NUM_CARDS]  # top 2 bits: the dealer, low 6 bits: the deal's relabelling
-        state = self._initial_state(self._first_dealer(extra), _random_deal(words[:NUM_CARDS], extra & 63))
+        words = key_words(key, NUM_CARDS + 3)  # the deal, the dealer, the seed of the later deals
+        state = self._initial_state(self._first_dealer(words[NUM_CARDS]), _whole_deal(words[:NUM_CARDS]))
         return state.replace(_deal_seed=words[NUM_CARDS + 1:])
 
     def init_with_deck(self, key: Array, deck: Array) -> State:
@@ -244,7 +244,7 @@ class Env(CardEnv[RevolutionState]):
     def _initial_state(self, dealer: Array, holdings: Array) -> State:
         """Hand 1 dealt: the core fills in the mask and the observation."""
         return State(observation=jnp.zeros(self.observation_shape, jnp.float32), _dealer=dealer,
-                     **_hand_start(holdings))
+                     **_hand_start(holdings, self.config.void_inferences))
 
     def _step(self, state: State, action: Array, key: Array | None) -> State:
         del key  # the next hand's cards come from the seed drawn at init
@@ -296,6 +296,9 @@ class Env(CardEnv[RevolutionState]):
         )
         if self.config.full_recall:
             fields["_passes_this_hand"] = state._passes_this_hand + (is_player & is_pass)
+        if self.config.void_inferences:
+            off_led = following & no_trump & (suit != state._led_suit)
+            fields["_limits"] = _once(_narrowed(state._limits, is_player & off_led, fixes, suit, state._led_suit))
         return state.replace(**fields)
 
     # -- the end of a trick, a hand, the series (R11-R19, R23) ------------------------------------------
@@ -335,11 +338,7 @@ class Env(CardEnv[RevolutionState]):
             _phase=jnp.where(next_trick, DESIGNATED, state._phase),
         )
         if self.config.full_recall:
-            fields["_played"] = state._played | jnp.where(done, _card_words(state._trick), 0)
-        if self.config.void_inferences:
-            narrowed = _narrowed(state._limits, state._trick, state._trick_leader, state._led_suit,
-                                 state._trump_suit)
-            fields["_limits"] = jnp.where(done, narrowed, state._limits)
+            fields["_played"] = _once(state._played | jnp.where(done, _card_words(state._trick), 0))
         return state.replace(**fields), rewards
 
     def _end_hand(self, state: State, done: Array) -> tuple[State, Array]:
@@ -351,7 +350,8 @@ class Env(CardEnv[RevolutionState]):
         extra_hands = state._hand_number - config.num_hands
         series_done = done & (extra_hands >= 0) & (unique_top | (extra_hands >= config.max_extra_hands))
         new_hand = _once(done & ~series_done)
-        start = _hand_start(state._next_holdings)  # complete: a hand lasts >= 16 steps, a deal 13
+        # the next hand is complete: a hand lasts >= 16 steps, its deal 13
+        start = _hand_start(state._next_holdings, config.void_inferences)
         unused = {"_passes_this_hand", "_played"} if not config.full_recall else set()
         unused |= {"_limits"} if not config.void_inferences else set()  # never changed: no reset
         fields = {name: jnp.where(new_hand, value, getattr(state, name)) for name, value in start.items()
@@ -458,7 +458,7 @@ class Env(CardEnv[RevolutionState]):
                        played[r, suit]) for r in range(4) for suit in range(4)]
             runs.append((at["passes this hand"], self._passes.rows(_relative(state._passes_this_hand, me))))
         if config.void_inferences:
-            possible = _relative(_possible_holdings(state, me), me)
+            possible = _possible_holdings(state, me, holding)
             words += [(at[name] + HAND_SIZE * suit, possible[r, suit]) for r, name in enumerate(INFERENCE_BLOCKS, 1)
                       for suit in range(4)]
         bits = _packed(self.observation_shape[0], words, hot, flags)
@@ -474,16 +474,16 @@ class Env(CardEnv[RevolutionState]):
             for record in log:
                 for seat in range(NUM_PLAYERS):
                     played[seat] |= 1 << record[1 + seat]
-        limits = recall_limits(tuple(map(tuple, log)), NO_PLAYER)[1] if config.void_inferences else {}
         passes = py_state.passes_this_hand if config.full_recall else [0] * NUM_PLAYERS
         scalars = {name: getattr(py_state, name[1:]) for name in (
             "_dealer", "_hand_number", "_trick_number", "_phase", "_designated", "_passed", "_trick_leader",
             "_cards_in_trick", "_led_suit", "_trump_suit", "_best_card", "_best_seat", "_prev_leader",
             "_prev_winner", "_prev_led_suit", "_prev_trump_suit", "_prev_winning_card")}
         scalars["_ace_holder"] = log[0][8] if log else py_state.designated  # trick 1's D (rules.known_ace_holder)
+        every_card = (1 << NUM_CARDS) - 1
+        limits = _proven_limits(py_state, scalars["_ace_holder"]) if config.void_inferences else [every_card] * 4
         scalars["_next_dealt"] = NUM_CARDS
         rng = np.random.default_rng(seed)
-        every_card = (1 << NUM_CARDS) - 1
         arrays = dict(
             _scores=py_state.scores,
             _tricks_won=py_state.tricks_won,
@@ -492,7 +492,7 @@ class Env(CardEnv[RevolutionState]):
             _prev_trick=py_state.prev_trick,
             _passes_this_hand=passes,
             _played=[_words(bits) for bits in played],
-            _limits=[_words(limits.get(seat, every_card)) for seat in range(NUM_PLAYERS)],
+            _limits=[_words(bits) for bits in limits],
             _next_holdings=[_words(bits) for bits in _next_deal(py_state, rng)],
             _next_need=[0] * NUM_PLAYERS,
         )
@@ -520,6 +520,17 @@ def _next_deal(py_state: RevolutionState, rng: np.random.Generator) -> list[int]
     for index, card in enumerate(deck):
         holdings[(dealer + 1 + index) & 3] |= 1 << int(card)
     return holdings
+
+
+def _proven_limits(py_state: RevolutionState, ace_holder: int) -> list[int]:
+    """The JAX ``_limits`` of a Python position (52-bit masks by seat): what the tricks of the hand so far, the
+    current one included, prove about each seat's holding (``rules.known_holding_limits`` of a view from
+    another seat: every seat sees the same tricks), and ``AS`` only with trick 1's ``D`` (R2)."""
+    limits = []
+    for seat in range(NUM_PLAYERS):
+        proven = known_holding_limits(py_state.view((seat + 1) % NUM_PLAYERS)).get(seat, (1 << NUM_CARDS) - 1)
+        limits.append(proven if seat == ace_holder else proven & ~(1 << ACE_OF_SPADES))
+    return limits
 
 
 # -- small array helpers: one state, or a batch with the batch axis last ---------------------------------------
@@ -633,18 +644,14 @@ def _card_words(cards: Array) -> Array:
 # -- dealing (section 3) ------------------------------------------------------------------------------------------
 
 
-def _random_deal(words: Array, relabel: Array) -> Array:
-    """Hand 1 of ``init`` (A4) from 52 random 32-bit ``words`` and 6 random bits ``relabel``, as ``[seat, suit]``
-    words. Card ``c``'s sort key is the top 26 bits of ``words[c]`` above ``c XOR relabel`` (so keys differ),
-    and the cards of key ranks ``13 s .. 13 s + 12`` go to seat ``s``. Two cards tie on 26 bits with probability
-    below ``2e-5``; the relabelling orders such a pair either way with probability 1/2, so the deal is uniform
-    but for several ties at once (below ``1e-9``). The ranks are counted with one comparison per pair, as 52
-    vector steps that XLA fuses."""
-    keys = (words & ~np.uint32(63)) | (jax.lax.iota(jnp.uint32, NUM_CARDS) ^ relabel)
-    rank = jnp.zeros(NUM_CARDS, jnp.int32)
-    for other in range(NUM_CARDS):
-        rank = rank + (keys[other] < keys)
-    return _holding_words(rank // HAND_SIZE)
+def _whole_deal(words: Array) -> Array:
+    """Hand 1 of ``init`` (A4) from 52 random 32-bit ``words``, as ``[seat, suit]`` words: four cards at a time,
+    as the next hand is dealt during play (:func:`_deal_next_cards`). Computed once (:func:`_once`): XLA would
+    deal again in each consumer of the holdings (the mask and the observation of ``init``), doubling a re-deal."""
+    undealt = State()  # nothing of the next hand dealt yet
+    for first in range(0, NUM_CARDS, DEALT_PER_STEP):
+        undealt = _deal_next_cards(undealt, words[first:first + DEALT_PER_STEP])
+    return _once(undealt._next_holdings)
 
 
 def _deck_deal(deck: Array, dealer: Array) -> Array:
@@ -704,10 +711,10 @@ def _deal_next_cards(state: State, words: Array) -> State:
                          _next_dealt=dealt)
 
 
-def _hand_start(holdings: Array) -> dict[str, Array]:
+def _hand_start(holdings: Array, inferences: bool) -> dict[str, Array]:
     """R19 / A18: every per-hand field of a freshly dealt hand (``holdings``: ``[seat, suit]`` words, with any
     batch axes last; every field gets them); the ``AS`` holder has the opening lead (R2); the deal of the hand
-    after it starts."""
+    after it starts. ``inferences`` (``void_inferences``): the limits start with what R2 proves."""
     batch = holdings.shape[2:]
     has_ace = (holdings[:, SPADES] & ACE_BIT) != 0
     ace_holder = jnp.argmax(has_ace, axis=0).astype(jnp.int32)
@@ -739,7 +746,7 @@ def _hand_start(holdings: Array) -> dict[str, Array]:
         _prev_winning_card=full((), NO_CARD),
         _passes_this_hand=full((NUM_PLAYERS,), 0),
         _played=full((NUM_PLAYERS, 4), 0),
-        _limits=full((NUM_PLAYERS, 4), FULL_WORD),
+        _limits=_ace_limits(ace_holder) if inferences else full((NUM_PLAYERS, 4), FULL_WORD),
         _next_holdings=full((NUM_PLAYERS, 4), 0),
         _next_need=full((NUM_PLAYERS,), HAND_SIZE),
         _next_dealt=full((), 0),
@@ -758,38 +765,25 @@ def _terminal_rewards(final: Array, mode: str, hands_started: Array) -> Array:
     return jnp.where(top, (4 - shared) / (3 * shared), -1 / 3).astype(jnp.float32)
 
 
-def _narrowed(limits: Array, trick: Array, leader: Array, led: Array, trump: Array) -> Array:
-    """``limits`` (``[seat, suit]`` words) narrowed by what one trick proves (``rules._narrow``): a
-    follower who played off the led suit before trump was fixed is void in it (if the card fixed trump)
-    or held nothing but that card's suit (a case-(c) card, R7 c); cards after the trump-fixing one prove
-    nothing."""
-    fixed_before = leader < 0  # no trick: nothing to learn
-    for offset in range(1, NUM_PLAYERS):
-        seat = (leader + offset) & 3
-        card = _pick(trick, seat)
-        suit = card // HAND_SIZE
-        off = ~fixed_before & (card >= 0) & (suit != led)
-        fixes = suit == trump
-        suits = _seats(suit)
-        void = jnp.where(suits == led, 0, FULL_WORD)
-        wall = jnp.where(suits == suit, FULL_WORD, 0)
-        allowed = jnp.where(off, jnp.where(fixes, void, wall), FULL_WORD)
-        limits = limits & jnp.where((_seats(seat) == seat)[:, None], allowed[None], FULL_WORD)
-        fixed_before = fixed_before | (off & fixes)
-    return limits
+def _ace_limits(ace_holder: Array) -> Array:
+    """The ``[seat, suit]`` limits of a fresh hand: R2 keeps ``AS`` with trick 1's ``D`` until it is played,
+    so no other seat may hold it (``rules.known_ace_holder``; once it is played, nobody holds it)."""
+    others = (_seats(ace_holder) != ace_holder)[:, None] & (_seats(ace_holder) == SPADES)[None]
+    return jnp.where(others, FULL_WORD & ~ACE_BIT, FULL_WORD)
 
 
-def _possible_holdings(state: State, me: Array) -> Array:
-    """``rules.possible_holdings``: the cards each seat may hold as far as ``me``'s view proves, as
-    ``[seat, suit]`` words (the viewer's own row is not meaningful)."""
-    trick_words = _or_rows(_card_words(state._trick))
-    played = _or_rows(state._played)
-    seen = _pick(state._holdings, me) | trick_words | played | _or_rows(_card_words(state._prev_trick))
-    unseen = FULL_WORD & ~seen
-    limits = _narrowed(state._limits, state._trick, state._trick_leader, state._led_suit, state._trump_suit)
-    # R2: AS stays with trick 1's D until played
-    holder = jnp.where(state._trick_number == 1, state._designated, state._ace_holder)
-    ace_played = ((played | trick_words)[SPADES] & ACE_BIT) != 0
-    lacks_ace = (holder != me) & ~ace_played & (_seats(holder) != holder)
-    ace_allowed = jnp.where(lacks_ace[:, None] & (_seats(holder) == SPADES)[None], ~ACE_BIT, -1)
-    return unseen & limits & ace_allowed
+def _narrowed(limits: Array, off_led: Array, fixes: Array, suit: Array, led: Array) -> Array:
+    """``limits`` (``[seat, suit]`` words) narrowed by what one follow proves (``rules._narrow``, spec 7.3):
+    the seat flagged in ``off_led`` played a card of ``suit`` off the led suit before trump was fixed, so it is
+    void in the led suit if the card ``fixes`` trump, else (a case-(c) card, R7 c) holds nothing but ``suit``."""
+    suits = _seats(suit)
+    allowed = jnp.where(fixes, jnp.where(suits == led, 0, FULL_WORD), jnp.where(suits == suit, FULL_WORD, 0))
+    return limits & jnp.where(off_led[:, None], allowed[None], FULL_WORD)
+
+
+def _possible_holdings(state: State, me: Array, my_holding: Array) -> Array:
+    """``rules.possible_holdings`` by seat relative to ``me`` (``[seat, suit]`` words; row 0, ``me``'s own, is
+    not meaningful): the cards ``me`` has not seen within each seat's limits. Under ``full_recall`` ``me`` has
+    seen every card played this hand, so the unseen cards are those the other seats hold."""
+    unseen = _or_rows(state._holdings) ^ my_holding
+    return _relative(state._limits, me) & unseen
