@@ -113,9 +113,9 @@ def test_jit_vmap_random_play(name, batch):
 
 
 #: batch-last engines whose own tests check step_batch_last against the full step more closely in the default run
-#: (test_jax_battlecards: the common and the rare step at every decision; test_jax_bloodlines: R11's slots): here
-#: opt-in, with the engines that just vmap step (slow compiles)
-OWN_BATCH_LAST_TESTS = {"battlecards_v0", "bloodlines_v0"}
+#: (test_jax_battlecards: the common and the rare step at every decision): here opt-in, with the engines that just
+#: vmap step (slow compiles)
+OWN_BATCH_LAST_TESTS = {"battlecards_v0"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.slow)

@@ -408,6 +408,7 @@ def test_sc13_immediate_stalemate_and_its_variant():  # Sc-13, R15, R16, A40
 # -- the batched rules (custom_vmap) against one state at a time ------------------------------------------
 
 
+@pytest.mark.slow  # opt-in (run time); the default run compares step_batch_last with vmap(step) in test_jax_api
 def test_batched_step_and_observation_equal_one_state_at_a_time():  # R11, section 7
     """``vmap(step)`` and ``step_batch_last`` (R11's loop over the states gathered into slots, here one slot
     so that several rounds run, and the observation's flattened-batch gather) against ``lax.map(step)``,

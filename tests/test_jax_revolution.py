@@ -415,7 +415,9 @@ EVERY_OPTION = {"num_hands": 2, "max_extra_hands": 1, "first_dealer": "random", 
                 "reward_mode": "margin", "max_steps": 90}
 
 
-@pytest.mark.parametrize("options", [{}, EVERY_OPTION], ids=["default", "every-option"])
+#: the default config opt-in (default run time): every option's games reach every kind of end and more paths
+@pytest.mark.parametrize("options", [pytest.param({}, marks=pytest.mark.slow), EVERY_OPTION],
+                         ids=["default", "every-option"])
 def test_step_batch_last_is_the_vmapped_step_through_every_kind_of_end(options):  # R13, R15-R19, R23
     """``step_batch_last`` (one pass over the batch, batch axis last) leaves the same states as ``vmap(step)`` at
     every step of random play, past new hands, tie-break hands, series ends, the step limit, illegal actions and
