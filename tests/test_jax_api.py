@@ -81,9 +81,11 @@ def test_pgx_api_test(name, monkeypatch):
 # -- jit and vmap ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("batch", BATCH_SIZES)
+@pytest.mark.parametrize("batch", [pytest.param(b, marks=pytest.mark.slow) if b == 1 else b for b in BATCH_SIZES])
 @pytest.mark.parametrize("name", GAMES)
 def test_jit_vmap_random_play(name, batch):
+    """Random play of a vmapped batch, row by row the unbatched step. A batch of one is opt-in (``-m slow``): the
+    default run steps single games unbatched in ``test_pgx_api_test`` and compares rows of the 1,024-game batch."""
     e = engine(name)
     env = e.env
     state = e.batch_init(e.keys(batch, batch))
