@@ -476,8 +476,9 @@ def summarize(jax_rows: list[JaxRow], python_rows: list[PythonRow], anchor_rows:
         if idiom is not None:
             entry["pgx_idiom_batch"], entry["pgx_idiom_devices"] = idiom.batch, idiom.devices
             entry["pgx_idiom_decisions_per_s"] = spread([s.rate for s in idiom.samples])
-            entry["ratio_to_pgx_idiom"] = spread([a.rate / b.rate for a, b in zip(best.samples, idiom.samples,
-                                                                                   strict=False)])
+            idiom_pairs = list(zip(best.samples, idiom.samples, strict=False))
+            entry["ratio_to_pgx_idiom"] = spread([a.rate / b.rate for a, b in idiom_pairs])
+            entry["ratio_to_pgx_idiom_cpu"] = spread([a.cpu_rate / b.cpu_rate for a, b in idiom_pairs])
             entry["pgx_idiom_ratio_to_python"] = spread([a.rate / b.steps_per_s for a, b in zip(
                 idiom.samples, python.samples, strict=False)])
         if anchor is not None:
@@ -547,21 +548,22 @@ def render_markdown(report: dict[str, Any]) -> str:
         "first, batch last; their device splits); `Pgx idiom` is the best row of the loop a Pgx user writes "
         "(`jax.jit(jax.vmap(auto_reset(env.step, env.init)))`, every game re-dealt on the step it ends: measured for "
         "a game's default config unless `--layout` asks it for every config), with the best row's rate over it "
-        "(`x Pgx idiom`) and its own over the Python engine's.",
+        "(`x Pgx idiom`, in wall and in CPU time) and its own over the Python engine's.",
         "",
         "| game | config | best batch | decisions/s | x default | Python engine decisions/s | x Python | "
-        "x Python (CPU time) | Pgx idiom decisions/s | x Pgx idiom | Pgx idiom x Python | max compile s | "
-        f"vs {ANCHOR} | decisions/s target | x default target | x Python target | compile target | verdict |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|---|---|",
+        "x Python (CPU time) | Pgx idiom decisions/s | x Pgx idiom | x Pgx idiom (CPU time) | Pgx idiom x Python | "
+        f"max compile s | vs {ANCHOR} | decisions/s target | x default target | x Python target | compile target | "
+        "verdict |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|---|---|",
     ]
     for e in report["engines"]:
         anchor = _ratio(e["ratio_to_anchor"]) + f" (B={e['anchor_best_batch']})" if "ratio_to_anchor" in e else "-"
         if "pgx_idiom_decisions_per_s" in e:
             idiom = (f"{_rate(e['pgx_idiom_decisions_per_s'])} (B={e['pgx_idiom_batch']}"
                      f"{row_suffix('first', e['pgx_idiom_devices'])}) | {_ratio(e['ratio_to_pgx_idiom'])} | "
-                     f"{_ratio(e['pgx_idiom_ratio_to_python'])}")
+                     f"{_ratio(e['ratio_to_pgx_idiom_cpu'])} | {_ratio(e['pgx_idiom_ratio_to_python'])}")
         else:
-            idiom = "- | - | -"
+            idiom = "- | - | - | -"
         best = f"{e['best_batch']}{row_suffix(e['best_layout'], e.get('best_devices', 1))}"
         t = e["targets"]
         if e["config"] == e["default_config"]:

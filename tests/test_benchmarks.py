@@ -285,6 +285,7 @@ def test_jax_throughput_summary_sets_the_pgx_idiom_beside_the_best_of_its_own_lo
     assert (entry["best_layout"], entry["best_devices"]) == ("last", 2)  # the Pgx idiom is never "best"
     assert (entry["pgx_idiom_batch"], entry["pgx_idiom_devices"]) == (1024, 2)
     assert entry["ratio_to_pgx_idiom"]["median"] == 5.0  # paired repeat by repeat: 5, 6, 5
+    assert entry["ratio_to_pgx_idiom_cpu"]["median"] == 5.0  # the same CPU seconds in every sample
     assert entry["pgx_idiom_ratio_to_python"]["median"] == 8.0  # 8, 10, 4
     assert entry["max_compile_seconds"] == 2.0  # the compile targets are of this harness's loops
 
