@@ -7,6 +7,7 @@ Run from the repository root (needs the ``jax`` extra)::
     python -m benchmarks.jax_throughput --games revolutionary_war_v0 --batch-sizes 256,4096 --repeats 5
     python -m benchmarks.jax_throughput --config 'battlecards_v0={"num_players": 4}'   # this config (and its default)
     python -m benchmarks.jax_throughput --layout first          # only jax.vmap(env.step), batch first
+    python -m benchmarks.jax_throughput --layout pgx,last       # the Pgx idiom and batch-last, every config
     python -m benchmarks.jax_throughput --devices 2             # only the batch split over 2 CPU devices
 
 ====================================  ===================================================================
@@ -26,6 +27,15 @@ row                                   what one timed decision is
                                       actions), ``reset_finished(..., batch_axis=-1)``; only for engines
                                       built for it (``batch_last``): they run the batch at once, vectorised
                                       across games
+``<game> [config] jax pgx idiom``     the same decision in the loop a Pgx user writes (Pgx's README and
+                                      ``pgx.experimental``): ``jax.vmap(auto_reset(env.step, env.init))``
+                                      (Pgx's ``auto_reset``; ``card_envs.jax.core.step_autoreset`` plays the
+                                      same states), a fresh key per step split into one per game, the same
+                                      random legal actions; every game re-dealt on the step it ends, so the
+                                      deal is computed for every game on every step (under ``vmap`` the
+                                      ``lax.cond`` becomes a select) and every game-step is a decision
+                                      (``busy`` 1). Batch first; by default for a game's default config only
+                                      (``--layout all``: every config)
 ``<game> [config] ... xD devices``    the same loop with the batch split evenly over ``D`` devices
                                       (``card_envs.jax.core.across_devices``: each device plays its own
                                       ``B / D`` games with its own deal slots, and only the decision
@@ -37,18 +47,29 @@ row                                   what one timed decision is
 ``<game> [config] python``            one decision of the Python rules engine (``benchmarks.throughput``'s
                                       ``engine_loop``: ``state.legal_actions()``, ``state.apply(a)``, no
                                       observation; ``game.new_state(rng)`` per episode)
-``leduc_holdem (pgx) B=<n>``          Pgx's ``leduc_holdem`` through the batch-first loop (anchor)
+``leduc_holdem (pgx) B=<n>``          Pgx's ``leduc_holdem`` through the batch-first loop (anchor), and
+                                      through the Pgx idiom when that row is measured for any game
 ====================================  ===================================================================
 
 Only decisions count: a game that finished and waits for a deal slot is stepped without effect (Pgx) and
-not counted; the ``busy`` column is the fraction of game-steps that were decisions. Every engine, Pgx's
-included, re-deals its finished games ``slots`` at a time once ``slots`` of them wait (``reset_finished(...,
-lazy=True)``: most steps skip the deal, and only the ``slots`` fresh states are computed and copied in),
+not counted; the ``busy`` column is the fraction of game-steps that were decisions. In every row but the
+``pgx idiom`` ones, every engine, Pgx's included, re-deals its finished games ``slots`` at a time once
+``slots`` of them wait (``reset_finished(..., lazy=True)``: most steps skip the deal, and only the ``slots``
+fresh states are computed and copied in),
 ``slots = ceil(2 * batch / L) + 1`` at most the batch, with ``L`` the mean decisions per episode: of the
 Python engine measured in the same run, or for Pgx leduc (no Python engine; about 4 decisions, so
 ``busy`` is about 0.8) of a short JAX run (``jax_mean_episode``). Each finished game is dealt once, as in
 Pgx's ``auto_reset``, which under ``jax.vmap`` deals every game on every step (``lax.cond`` becomes a
-select): for leduc that costs about four deals per decision where this loop pays one.
+select): for leduc that costs about four deals per decision where this loop pays one, and for a game of
+``L`` decisions ``L`` deals per episode; the ``pgx idiom`` rows measure what that costs each engine.
+
+The ``pgx idiom`` rows run in the same jitted ``fori_loop`` as the others (a Python loop calling the jitted
+step adds a dispatch per step) and draw the same ``random_legal_actions``: they differ from the batch-first
+rows in the re-deal alone. Pgx's examples draw with ``act_randomly`` (``jax.random.categorical`` on the log
+of the mask), which costs more for large action spaces (``benchmarks.jax_loop_cost``'s ``pgx loop`` row).
+Why only the default configs by default: the rows answer which loop to use, a question of the loop (a deal
+per game-step against a deal per episode), and a full run would compile a third more loops for every
+variant config; ``--layout all`` (or ``pgx``) measures them for every config.
 
 Why Pgx leduc runs at about 2-3M decisions/s here when 13-26M/s is quoted for this machine:
 ``benchmarks.jax_loop_cost`` times Pgx-style loops and each part (``results/jax_loop_cost.md``). The
@@ -61,7 +82,9 @@ or no reset at all (games end after a few steps and their no-op steps are counte
 
 By default every row runs on one device and, on a machine with several cores, on one device per core
 (``--devices 1,2`` here); the Python engine runs in this one process on one core. The ratios compare the
-best row with it, in wall time (the targets) and in CPU time (what each decision costs).
+best row of this harness's loops (not the Pgx idiom's) with it, in wall time (the targets) and in CPU time
+(what each decision costs); the summary gives the best ``pgx idiom`` row (over batch sizes and devices),
+the best row's rate over it and its own over the Python engine's, paired repeat by repeat.
 
 Configs: every config of each game's ``variant_configs()`` (``--config NAME=JSON`` chooses others), each after the
 config it is compared with, the game's default at the same player count (``default_of``: ``{}``, or
@@ -130,8 +153,8 @@ TARGET_COMPILE_SECONDS_PART_2 = 90.0  #: issue 23 (part 2: Battlecards, Bloodlin
 PART_2_GAMES = ("battlecards_v0", "bloodlines_v0")
 ANCHOR_GAME = "leduc_holdem"
 ANCHOR = f"{ANCHOR_GAME} (pgx)"
-LAYOUTS = ("auto", "first", "last", "both")
-LAYOUT_LABELS = {"first": "", "last": " batch-last"}
+LAYOUTS = ("first", "last", "pgx")  #: ``--layout`` takes a comma-separated list of these, or auto, both, all
+LAYOUT_LABELS = {"first": "", "last": " batch-last", "pgx": " pgx idiom"}
 
 
 def engine_targets(game: str, config: dict[str, Any]) -> dict[str, float | None]:
@@ -193,7 +216,7 @@ class JaxRow:
     game: str
     config: dict[str, Any]
     batch: int
-    layout: str = "first"  #: "first": jax.vmap(env.step); "last": env.step_batch_last
+    layout: str = "first"  #: "first": jax.vmap(env.step); "last": env.step_batch_last; "pgx": Pgx's auto_reset
     devices: int = 1  #: the batch split evenly over this many devices (``across_devices``)
     slots: int | None = None
     compile_seconds: float | None = None
@@ -228,13 +251,20 @@ def make_runner(env: Any, batch: int, slots: int | None, layout: str = "first", 
     ``steps`` times, in one jitted ``fori_loop`` (``steps`` is dynamic: no recompile).
 
     ``layout="first"``: ``jax.vmap(env.step)`` on states with the batch axis first (Pgx's way);
-    ``"last"``: ``env.step_batch_last`` on states with the batch axis last (the whole loop keeps them so).
+    ``"last"``: ``env.step_batch_last`` on states with the batch axis last (the whole loop keeps them so);
+    ``"pgx"``: the Pgx idiom, ``jax.vmap(pgx.experimental.auto_reset(env.step, env.init))`` with a fresh key
+    per game and step: every game re-dealt on the step it ends, so the deal is computed for every game on
+    every step (under ``vmap`` the ``lax.cond`` becomes a select); ``slots`` is unused and every game-step is
+    a decision (the state after an ending step is the next deal's first state).
     ``devices > 1``: the batch split over the first ``devices`` of JAX's devices (``across_devices``), each
     part ``batch / devices`` games with ``slots`` deal slots of its own."""
     import jax
 
     from card_envs.jax.core import across_devices, random_legal_actions, reset_finished
 
+    if layout == "pgx":
+        run = pgx_idiom_loop(env, batch // devices)
+        return jax.jit(run, donate_argnums=0) if devices == 1 else across_devices(run, devices=jax.devices()[:devices])
     last = layout == "last"
     step = env.step_batch_last if last else jax.vmap(env.step)
     needs_keys = getattr(env, "step_uses_key", True)  # Pgx's own games take a key per state
@@ -256,6 +286,34 @@ def make_runner(env: Any, batch: int, slots: int | None, layout: str = "first", 
     if devices == 1:
         return jax.jit(run, donate_argnums=0)
     return across_devices(run, batch_axis=-1 if last else 0, devices=jax.devices()[:devices])
+
+
+def pgx_idiom_loop(env: Any, batch: int) -> Any:
+    """``run(state, key, steps) -> (state, decisions)`` of the loop a Pgx user writes (Pgx's README and
+    ``pgx.experimental``): ``step = jax.vmap(auto_reset(env.step, env.init))``, a fresh key per step split into
+    one per game, a random legal action per game (``random_legal_actions``, as the other rows: Pgx's
+    ``act_randomly`` draws ``jax.random.categorical``, several times dearer for large action spaces, see
+    ``benchmarks.jax_loop_cost``). ``auto_reset`` is ``card_envs.jax.core.step_autoreset``'s twin: the same key
+    split and, under ``vmap``, the same states (tests/test_benchmarks.py); unbatched its ``lax.cond`` branches."""
+    import jax
+    import jax.numpy as jnp
+    from pgx.experimental import auto_reset
+
+    from card_envs.jax.core import random_legal_actions
+
+    step = jax.vmap(auto_reset(env.step, env.init))
+
+    def body(_, carry):
+        state, key, decisions = carry
+        key, act_key, step_key = jax.random.split(key, 3)
+        actions = random_legal_actions(act_key, state.legal_action_mask)
+        return step(state, actions, jax.random.split(step_key, batch)), key, decisions + batch
+
+    def run(state, key, steps):
+        state, _, decisions = jax.lax.fori_loop(0, steps, body, (state, key, jnp.int32(0)))
+        return state, decisions
+
+    return run
 
 
 def prepare(row: JaxRow, env: Any, seconds: float, seed: int) -> None:
@@ -314,11 +372,31 @@ def counts(text: str) -> list[int]:
     return [positive_int(part) for part in text.split(",")]
 
 
-def layouts_for(env: Any, choice: str) -> list[str]:
-    """The batch layouts to measure for ``env`` under ``--layout choice``."""
-    if choice == "auto":
-        return ["first", "last"] if env.batch_last else ["first"]
-    return ["first", "last"] if choice == "both" else [choice]
+def layout_list(text: str) -> list[str]:
+    """The ``type=`` of ``--layout``: a comma-separated list of :data:`LAYOUTS`, or ``auto``, ``both`` (first and
+    last) or ``all``."""
+    if text in ("auto", "both", "all"):
+        return [text]
+    layouts = text.split(",")
+    for layout in layouts:
+        if layout not in LAYOUTS:
+            raise argparse.ArgumentTypeError(f"unknown layout {layout!r}: give auto, both, all or a comma-separated "
+                                             f"list of {', '.join(LAYOUTS)}")
+    return list(dict.fromkeys(layouts))
+
+
+def layouts_for(env: Any, choice: str | Sequence[str], config: dict[str, Any] | None = None) -> list[str]:
+    """The batch layouts to measure for ``env`` under ``config`` and ``--layout choice``. ``auto``: batch first,
+    batch last for engines built for it, and the Pgx idiom for a game's default config only (``config == {}``);
+    ``last`` only for ``batch_last`` engines under ``all``."""
+    choices = [choice] if isinstance(choice, str) else list(choice)
+    if choices == ["auto"]:
+        return ["first"] + (["last"] if env.batch_last else []) + (["pgx"] if config == {} else [])
+    if choices == ["both"]:
+        return ["first", "last"]
+    if choices == ["all"]:
+        return ["first"] + (["last"] if env.batch_last else []) + ["pgx"]
+    return choices
 
 
 def slots_for(batch: int, mean_episode: float) -> int:
@@ -350,10 +428,11 @@ def jax_mean_episode(env: Any, seed: int, batch: int = 256, steps: int = 1000) -
 # -- the report ---------------------------------------------------------------------------------------------------
 
 
-def _best(rows: list[JaxRow]) -> JaxRow | None:
-    """The row of the highest median rate among ``rows`` that were timed."""
-    return max((r for r in rows if r.samples), key=lambda r: statistics.median(s.rate for s in r.samples),
-               default=None)
+def _best(rows: list[JaxRow], pgx: bool = False) -> JaxRow | None:
+    """The row of the highest median rate among ``rows`` that were timed: of this harness's layouts, or with
+    ``pgx=True`` of the Pgx idiom's rows."""
+    return max((r for r in rows if r.samples and (r.layout == "pgx") == pgx),
+               key=lambda r: statistics.median(s.rate for s in r.samples), default=None)
 
 
 def summarize(jax_rows: list[JaxRow], python_rows: list[PythonRow], anchor_rows: list[JaxRow]) -> dict[str, Any]:
@@ -373,7 +452,9 @@ def summarize(jax_rows: list[JaxRow], python_rows: list[PythonRow], anchor_rows:
         rows = [r for r in jax_rows if r.game == python.game and r.config == python.config and r.samples]
         if not rows:
             continue
-        best, anchor = _best(rows), _best(anchor_rows)
+        best, anchor, idiom = _best(rows), _best(anchor_rows), _best(rows, pgx=True)
+        if best is None:  # only Pgx idiom rows were asked (--layout pgx): they are the best
+            best = idiom
         assert best is not None  # rows were timed
         pairs = list(zip(best.samples, python.samples, strict=False))
         entry = {
@@ -384,13 +465,22 @@ def summarize(jax_rows: list[JaxRow], python_rows: list[PythonRow], anchor_rows:
             "python_decisions_per_cpu_s": spread([s.steps_per_cpu_s for s in python.samples]),
             "ratio_to_python": spread([a.rate / b.steps_per_s for a, b in pairs]),
             "ratio_to_python_cpu": spread([a.cpu_rate / b.steps_per_cpu_s for a, b in pairs]),
-            "max_compile_seconds": max(r.compile_seconds or 0.0 for r in rows),
+            #: of this harness's loops (the compile targets'; the Pgx idiom's compiles are in the rows)
+            "max_compile_seconds": max(r.compile_seconds or 0.0 for r in rows if r.layout != "pgx" or best is idiom),
             "python_mean_decisions_per_episode": python.mean_episode,
         }
         entry["default_config"] = default_of(python.game, python.config)
         if python.default_samples:
             default_pairs = list(zip(best.samples, python.default_samples, strict=False))
             entry["ratio_to_default"] = spread([a.rate / b.rate for a, b in default_pairs])
+        if idiom is not None:
+            entry["pgx_idiom_batch"], entry["pgx_idiom_devices"] = idiom.batch, idiom.devices
+            entry["pgx_idiom_decisions_per_s"] = spread([s.rate for s in idiom.samples])
+            idiom_pairs = list(zip(best.samples, idiom.samples, strict=False))
+            entry["ratio_to_pgx_idiom"] = spread([a.rate / b.rate for a, b in idiom_pairs])
+            entry["ratio_to_pgx_idiom_cpu"] = spread([a.cpu_rate / b.cpu_rate for a, b in idiom_pairs])
+            entry["pgx_idiom_ratio_to_python"] = spread([a.rate / b.steps_per_s for a, b in zip(
+                idiom.samples, python.samples, strict=False)])
         if anchor is not None:
             anchor_pairs = list(zip(best.samples, anchor.samples, strict=False))
             entry["anchor_best_batch"] = anchor.batch
@@ -454,15 +544,26 @@ def render_markdown(report: dict[str, Any]) -> str:
         f"(at least {TARGET_SHARE_OF_DEFAULT:g}, issue 41); for a game's default config, the ratio to the Python "
         f"engine of the same run ({TARGET_RATIO:g}x, issues 22 and 23); the slowest compile "
         f"({TARGET_COMPILE_SECONDS:g} s for issue 22's games, {TARGET_COMPILE_SECONDS_PART_2:g} s for issue 23's). "
-        "The verdict is yes when every target of the row is met.",
+        "The verdict is yes when every target of the row is met. The best row is of this harness's loops (batch "
+        "first, batch last; their device splits); `Pgx idiom` is the best row of the loop a Pgx user writes "
+        "(`jax.jit(jax.vmap(auto_reset(env.step, env.init)))`, every game re-dealt on the step it ends: measured for "
+        "a game's default config unless `--layout` asks it for every config), with the best row's rate over it "
+        "(`x Pgx idiom`, in wall and in CPU time) and its own over the Python engine's.",
         "",
         "| game | config | best batch | decisions/s | x default | Python engine decisions/s | x Python | "
-        f"x Python (CPU time) | max compile s | vs {ANCHOR} | decisions/s target | x default target | "
-        "x Python target | compile target | verdict |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|---|---|",
+        "x Python (CPU time) | Pgx idiom decisions/s | x Pgx idiom | x Pgx idiom (CPU time) | Pgx idiom x Python | "
+        f"max compile s | vs {ANCHOR} | decisions/s target | x default target | x Python target | compile target | "
+        "verdict |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|---|---|",
     ]
     for e in report["engines"]:
         anchor = _ratio(e["ratio_to_anchor"]) + f" (B={e['anchor_best_batch']})" if "ratio_to_anchor" in e else "-"
+        if "pgx_idiom_decisions_per_s" in e:
+            idiom = (f"{_rate(e['pgx_idiom_decisions_per_s'])} (B={e['pgx_idiom_batch']}"
+                     f"{row_suffix('first', e['pgx_idiom_devices'])}) | {_ratio(e['ratio_to_pgx_idiom'])} | "
+                     f"{_ratio(e['ratio_to_pgx_idiom_cpu'])} | {_ratio(e['pgx_idiom_ratio_to_python'])}")
+        else:
+            idiom = "- | - | - | -"
         best = f"{e['best_batch']}{row_suffix(e['best_layout'], e.get('best_devices', 1))}"
         t = e["targets"]
         if e["config"] == e["default_config"]:
@@ -473,7 +574,7 @@ def render_markdown(report: dict[str, Any]) -> str:
             f"| {e['game']} | {config_label(e['config'])} | {best} | "
             f"{_rate(e['best_decisions_per_s'])} | {share} | "
             f"{_rate(e['python_decisions_per_s'])} | {_ratio(e['ratio_to_python'])} | "
-            f"{_ratio(e['ratio_to_python_cpu'])} | {e['max_compile_seconds']:.1f} | {anchor} | "
+            f"{_ratio(e['ratio_to_python_cpu'])} | {idiom} | {e['max_compile_seconds']:.1f} | {anchor} | "
             f"{_met(e['meets_decisions_target'], format(t['decisions_per_s'], ',.0f'))} | "
             f"{_met(e['meets_share_of_default_target'], format(t['share_of_default'] or 0, 'g') + 'x')} | "
             f"{_met(e['meets_ratio_target'], format(t['ratio'] or 0, 'g') + 'x')} | "
@@ -511,6 +612,7 @@ def render_markdown(report: dict[str, Any]) -> str:
 
 EXAMPLES = """examples:
   python -m benchmarks.jax_throughput --games revolution_v0 --batch-sizes 1024 --layout last --devices 2
+  python -m benchmarks.jax_throughput --batch-sizes 1024 --layout first,pgx --config 'revolution_v0={}'
   python -m benchmarks.jax_throughput --config 'battlecards_v0={"num_players": 4, "retire_lowest_on_flip": true}'
 """
 
@@ -527,9 +629,11 @@ def parse_arguments(argv: Sequence[str] | None, prog: str) -> tuple[argparse.Nam
     parser.add_argument("--seconds", type=float, default=1.0, help="seconds per timed call (default 1)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-anchor", action="store_true", help="leave out Pgx leduc_holdem")
-    parser.add_argument("--layout", choices=LAYOUTS, default="auto",
-                        help="batch layouts to measure: first = jax.vmap(env.step), last = env.step_batch_last, "
-                             "both; auto (default): first for every engine, and last for engines built for it")
+    parser.add_argument("--layout", type=layout_list, default=["auto"], metavar="LIST",
+                        help="comma-separated loops to measure: first = jax.vmap(env.step), last = "
+                             "env.step_batch_last, pgx = the Pgx idiom (jax.vmap(auto_reset(env.step, env.init))); "
+                             "both = first,last; all = every one, for every config; auto (default): first for every "
+                             "engine, last for engines built for it, pgx for each game's default config")
     parser.add_argument("--devices", type=counts, default=None, metavar="LIST",
                         help="comma-separated device counts to split each batch over (default: 1 and, on a CPU with "
                              "several cores, one device per core; e.g. --devices 2)")
@@ -593,13 +697,15 @@ def main(argv: Sequence[str] | None, prog: str) -> int:
         for config in configs_to_measure(name, configs):
             label = f"{name} [{config_label(config)}]"
             python_rows.append(PythonRow(f"{label} python", name, config))
-            for layout in layouts_for(make(name, **config), args.layout):
+            for layout in layouts_for(make(name, **config), args.layout, config):
                 for devices in device_counts:
                     jax_rows += [JaxRow(f"{label} jax{row_suffix(layout, devices)}", name, config, batch, layout,
                                         devices) for batch in batch_sizes if batch % devices == 0]
-    anchor_rows = [] if args.no_anchor else [JaxRow(ANCHOR + row_suffix("first", devices), ANCHOR_GAME, {}, b,
-                                                    devices=devices)
-                                             for devices in device_counts for b in batch_sizes if b % devices == 0]
+    anchor_layouts = ["first"] + (["pgx"] if any(r.layout == "pgx" for r in jax_rows) else [])
+    anchor_rows = [] if args.no_anchor else [JaxRow(ANCHOR + row_suffix(layout, devices), ANCHOR_GAME, {}, b,
+                                                    layout, devices)
+                                             for layout in anchor_layouts for devices in device_counts
+                                             for b in batch_sizes if b % devices == 0]
 
     # the Python engines first: their episode lengths size the JAX rows' deal slots
     for python in python_rows:
@@ -628,7 +734,8 @@ def main(argv: Sequence[str] | None, prog: str) -> int:
                     env = pgx.make(ANCHOR_GAME)
                 else:
                     env = make(row.game, **row.config)
-                row.slots = slots_for(row.batch // row.devices, mean_episode[_key(row.game, row.config)])
+                if row.layout != "pgx":  # the Pgx idiom deals every game on every step
+                    row.slots = slots_for(row.batch // row.devices, mean_episode[_key(row.game, row.config)])
                 prepare(row, env, args.seconds, args.seed)
                 progress(f"compiled {row.label} B={row.batch} in {row.compile_seconds:.1f} s "
                          f"({row.steps_per_call} steps per call, slots {row.slots or 'all'})")

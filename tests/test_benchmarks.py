@@ -246,3 +246,71 @@ def test_jax_throughput_measures_every_variant_config_after_its_default_at_the_s
     assert len(configs) == len(variants) + 4  # the defaults of 3, 4, 5 and 6 players
     chosen = [{"num_players": 4, "retire_lowest_on_flip": True}]
     assert jt.configs_to_measure("battlecards_v0", chosen) == [{"num_players": 4}, *chosen]
+
+
+def test_jax_throughput_layouts_put_the_pgx_idiom_on_default_configs_unless_asked():
+    from types import SimpleNamespace
+
+    from benchmarks import jax_throughput as jt
+
+    batched, plain = SimpleNamespace(batch_last=True), SimpleNamespace(batch_last=False)
+    assert jt.layouts_for(batched, ["auto"], {}) == ["first", "last", "pgx"]
+    assert jt.layouts_for(batched, ["auto"], {"full_recall": True}) == ["first", "last"]
+    assert jt.layouts_for(plain, ["auto"], {"num_players": 4}) == ["first"]
+    assert jt.layouts_for(plain, ["all"], {"num_players": 4}) == ["first", "pgx"]
+    assert jt.layouts_for(batched, ["both"], {}) == ["first", "last"]
+    assert jt.layouts_for(batched, jt.layout_list("pgx,last,pgx"), {"x": 1}) == ["pgx", "last"]
+    with pytest.raises(Exception, match="unknown layout 'vmap'"):
+        jt.layout_list("first,vmap")
+
+
+def test_jax_throughput_summary_sets_the_pgx_idiom_beside_the_best_of_its_own_loops(monkeypatch):
+    from types import SimpleNamespace
+
+    from benchmarks import jax_throughput as jt
+
+    def row(layout, devices, rates):
+        r = jt.JaxRow(f"g [default] jax{jt.row_suffix(layout, devices)}", "g", {}, 1024, layout, devices,
+                      compile_seconds=50.0 if layout == "pgx" else 2.0)
+        r.samples = [jt.Sample(rate, rate, 1.0, 2.0) for rate in rates]
+        return r
+
+    python = jt.PythonRow("g [default] python", "g", {},
+                          samples=[SimpleNamespace(steps_per_s=r, steps_per_cpu_s=r, steps=10, games=1)
+                                   for r in (100, 100, 200)])
+    rows = [row("first", 1, [1000, 1000, 1000]), row("last", 2, [4000, 6000, 4000]),
+            row("pgx", 1, [500, 500, 500]), row("pgx", 2, [800, 1000, 800])]
+    monkeypatch.setattr(jt, "default_of", lambda game, config: {})  # the made-up game "g" has no config
+    (entry,) = jt.summarize(rows, [python], [])["engines"]
+    assert (entry["best_layout"], entry["best_devices"]) == ("last", 2)  # the Pgx idiom is never "best"
+    assert (entry["pgx_idiom_batch"], entry["pgx_idiom_devices"]) == (1024, 2)
+    assert entry["ratio_to_pgx_idiom"]["median"] == 5.0  # paired repeat by repeat: 5, 6, 5
+    assert entry["ratio_to_pgx_idiom_cpu"]["median"] == 5.0  # the same CPU seconds in every sample
+    assert entry["pgx_idiom_ratio_to_python"]["median"] == 8.0  # 8, 10, 4
+    assert entry["max_compile_seconds"] == 2.0  # the compile targets are of this harness's loops
+
+
+def test_pgx_idiom_loop_is_pgx_auto_reset_and_counts_every_game_step():
+    import jax
+    import numpy as np
+    import pgx
+
+    from benchmarks import jax_throughput as jt
+    from card_envs.jax.core import random_legal_actions, step_autoreset
+
+    env, batch, steps = pgx.make("kuhn_poker"), 8, 40  # the cheapest compile; an episode is 2 or 3 steps
+    step = jax.vmap(step_autoreset(env))
+
+    def both(key):  # one compile: card_envs.jax.core.step_autoreset with the same keys, then the Pgx idiom's loop
+        state = jax.vmap(env.init)(jax.random.split(key, batch))
+
+        def body(_, carry):
+            state, key = carry
+            key, act_key, step_key = jax.random.split(key, 3)
+            actions = random_legal_actions(act_key, state.legal_action_mask)
+            return step(state, actions, jax.random.split(step_key, batch)), key
+        return jax.lax.fori_loop(0, steps, body, (state, key))[0], jt.pgx_idiom_loop(env, batch)(state, key, steps)
+
+    expected, (played, decisions) = jax.jit(both)(jax.random.PRNGKey(3))
+    assert int(decisions) == batch * steps  # auto_reset never leaves a game waiting
+    assert all(jax.tree.leaves(jax.tree.map(np.array_equal, played, expected)))

@@ -112,6 +112,8 @@ def cases() -> list[tuple[str, list[str], str]]:
                                                        "revolution_v0={bad"], "JSON"),
         ("benchmarks.jax_throughput: option out of range", ["-m", "benchmarks.jax_throughput", "--config",
                                                             'revolution_v0={"num_hands": 0}'], "num_hands"),
+        ("benchmarks.jax_throughput: unknown layout", ["-m", "benchmarks.jax_throughput", "--layout", "first,vmap"],
+         "vmap"),
     ]
     return found
 
