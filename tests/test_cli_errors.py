@@ -1,15 +1,44 @@
 """Bad input at every command line: one line on stderr naming what is wrong, exit status 2, never a traceback.
 
-Every entry point runs as a real subprocess with each kind of bad input it takes: an unknown game, an unknown
-agent spec, malformed ``--config`` JSON, an option out of range, a missing or foreign checkpoint, a zoo agent at
-a table it cannot read, a corrupt saved game, a missing config file, an agent ``card-envs exploit`` cannot seat.
+Every entry point is tried with each kind of bad input it takes: an unknown game, an unknown agent spec, malformed
+``--config`` JSON, an option out of range, a missing or foreign checkpoint, a zoo agent at a table it cannot read,
+a corrupt saved game, a missing config file, an agent ``card-envs exploit`` cannot seat.
+
+How the cases run (a subprocess per case re-imported numpy, JAX, torch, ... each time: ~50 CPU-seconds in all):
+
+* In-process, most of them. ``python -m MODULE ARGS`` is ``runpy.run_module(MODULE, run_name="__main__")`` with
+  ``sys.argv`` set, so the module's own ``__main__`` block runs as it does from a shell (the shims of the old
+  names, the ``guarded`` wrapper of a benchmark, the ``chdir`` of ``benchmarks.exploitability``), and ``card-envs
+  COMMAND ARGS`` is ``train.cli.main([COMMAND, *ARGS])``, what the console script calls. ``SystemExit`` gives the
+  status and ``capfd`` the stderr (at the file descriptor, so what C code or a child process writes counts too);
+  the checks are those of a subprocess. Nothing may leak into later tests: the working directory and ``sys.argv``
+  are restored (monkeypatch); a worker process may not be started (bad input is refused before any pool is); and
+  the environment variables, JAX's config, the root logger's handlers and the signal handlers must be as they
+  were, with no thread left running that the call started. A case running more than a minute fails (the
+  subprocess's timeout).
+* As real subprocesses, :data:`SUBPROCESS`: the ``card-envs`` console script (an unknown command, and a
+  subcommand's bad input) and one ``python -m agents.match`` (an old module name, a shim), so that the installed
+  entry points stay covered end to end; and ``benchmarks.jax_throughput``'s unknown game and option out of range,
+  which it checks only after setting JAX's device count and importing Pgx (which starts JAX's backends): in-process
+  that would set the devices of every later JAX test in the worker.
+
+No case meets its error in a worker process (none may start one): that path, an exception raised in a worker
+reaching the user as one line, is checked on :func:`~card_envs.core.commands.guarded` itself at the end.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import multiprocessing
+import multiprocessing.process
+import os
+import runpy
+import signal
 import subprocess
 import sys
+import threading
+import warnings
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -17,6 +46,7 @@ import pytest
 
 from card_envs.core.commands import guarded
 from card_envs.core.errors import ConfigError
+from train import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 CARD_ENVS = Path(sys.executable).with_name("card-envs")
@@ -120,16 +150,112 @@ def cases() -> list[tuple[str, list[str], str]]:
 
 CASES = cases()
 
+#: the cases that run as real subprocesses (see the module docstring)
+SUBPROCESS = {
+    "card-envs: unknown command",
+    "card-envs match: unknown agent",
+    "agents.match: option out of range",
+    "benchmarks.jax_throughput: unknown game",
+    "benchmarks.jax_throughput: option out of range",
+}
+assert SUBPROCESS <= {case[0] for case in CASES}
+IN_PROCESS_SECONDS = 60
 
-@pytest.mark.parametrize(("name", "args", "word"), CASES, ids=[case[0] for case in CASES])
-def test_bad_input_is_one_line_and_status_2(tmp_path: Path, name: str, args: list[str], word: str) -> None:
-    args = [corrupt_saved_game(tmp_path) if arg == "CORRUPT" else arg for arg in args]
+
+def run_in_a_subprocess(args: list[str]) -> tuple[int, str]:
     command = [sys.executable, *args] if args[0] == "-m" else [str(CARD_ENVS), *args]
     done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=120, check=False,
                           stdin=subprocess.DEVNULL)
-    lines = done.stderr.strip().splitlines()
-    assert done.returncode == 2, done.stderr
-    assert "Traceback" not in done.stderr and len(lines) == 1, done.stderr
+    return done.returncode, done.stderr
+
+
+def exit_status(code: object) -> int:
+    """The status of a process ended by ``SystemExit(code)``; a message (not an int) is printed as Python does."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
+
+
+def state_a_command_must_leave() -> dict[str, object]:
+    """What a call that refuses its input must not change for the tests that follow it in this process."""
+    import jax
+
+    return {
+        "environment variables": dict(os.environ),
+        "JAX config": dict(jax.config.values),
+        "root logger handlers": list(logging.getLogger().handlers),
+        "root logger level": logging.getLogger().level,
+        "signal handlers": {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM)},
+    }
+
+
+def no_worker_process(process: multiprocessing.process.BaseProcess) -> None:
+    pytest.fail(f"a worker process ({process.name}) was started before the bad input was refused")
+
+
+def took_too_long(signum: int, frame: object) -> None:
+    pytest.fail(f"still running after {IN_PROCESS_SECONDS} s: the bad input was not refused")
+
+
+def run_in_process(args: list[str], capfd: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str]:
+    """``python -m MODULE ARGS`` or ``card-envs ARGS`` in this process: its exit status and stderr."""
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setattr(multiprocessing.process.BaseProcess, "start", no_worker_process)
+    if args[0] == "-m":
+        module = args[1]
+        monkeypatch.setattr(sys, "argv", [module, *args[2:]])
+
+        def call() -> None:
+            with warnings.catch_warnings():  # runpy: "found in sys.modules ... prior to execution" (imported before)
+                warnings.filterwarnings("ignore", category=RuntimeWarning, module="runpy")
+                runpy.run_module(module, run_name="__main__", alter_sys=True)
+    else:
+        monkeypatch.setattr(sys, "argv", [str(CARD_ENVS), *args])
+
+        def call() -> None:
+            sys.exit(cli.main(args))
+
+    before, threads = state_a_command_must_leave(), set(threading.enumerate())
+    capfd.readouterr()
+    previous = signal.signal(signal.SIGALRM, took_too_long)
+    signal.alarm(IN_PROCESS_SECONDS)
+    try:
+        call()
+        status = 0
+    except SystemExit as end:
+        status = exit_status(end.code)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    stderr = capfd.readouterr().err
+    after = state_a_command_must_leave()
+    for what, value in before.items():
+        assert after[what] == value, f"the call changed the {what}: {changes(value, after[what])}"
+    assert set(threading.enumerate()) <= threads, f"the call left threads running: {threading.enumerate()}"
+    return status, stderr
+
+
+def changes(before: object, after: object) -> str:
+    """What differs: the changed keys of a dict (names and values: a few, not the whole environment)."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        keys = sorted((key for key in before.keys() | after.keys() if before.get(key, KeyError) != after.get(key,
+                       KeyError)), key=str)
+        return ", ".join(f"{key}: {before.get(key, '(unset)')!r} -> {after.get(key, '(unset)')!r}" for key in keys)
+    return f"{before!r} -> {after!r}"
+
+
+@pytest.mark.parametrize(("name", "args", "word"), CASES, ids=[case[0] for case in CASES])
+def test_bad_input_is_one_line_and_status_2(tmp_path: Path, capfd: pytest.CaptureFixture,
+                                            monkeypatch: pytest.MonkeyPatch, name: str, args: list[str],
+                                            word: str) -> None:
+    args = [corrupt_saved_game(tmp_path) if arg == "CORRUPT" else arg for arg in args]
+    status, stderr = (run_in_a_subprocess(args) if name in SUBPROCESS else run_in_process(args, capfd, monkeypatch))
+    lines = stderr.strip().splitlines()
+    assert status == 2, stderr
+    assert "Traceback" not in stderr and len(lines) == 1, stderr
     assert "error:" in lines[0] and word in lines[0], lines[0]
 
 
@@ -138,7 +264,8 @@ def _refused_in_a_worker() -> None:
 
 
 def _work_in_a_worker() -> int:
-    with ProcessPoolExecutor(1) as pool:
+    # spawned, not forked: the in-process cases above leave JAX's threads running in this process
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
         return pool.submit(_refused_in_a_worker).result()
 
 
