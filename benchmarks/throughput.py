@@ -60,6 +60,7 @@ import numpy as np  # noqa: E402
 
 import card_envs  # noqa: E402
 from card_envs.core.commands import CommandParser, guarded  # noqa: E402
+from card_envs.core.errors import ConfigError  # noqa: E402
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 QUICK_RESULTS_DIR = RESULTS_DIR / "quick"
@@ -607,7 +608,7 @@ def select_games(requested: str | None) -> list[str]:
     wanted = [name.strip() for name in requested.split(",") if name.strip()]
     unknown = [name for name in wanted if name not in registered]
     if unknown:
-        raise SystemExit(f"--games: unknown {', '.join(unknown)}; registered: {', '.join(registered)}")
+        raise ConfigError(f"--games: unknown {', '.join(unknown)}; registered: {', '.join(registered)}")
     return [name for name in registered if name in wanted]
 
 

@@ -56,7 +56,6 @@ Results: ``results/training_throughput.md`` and ``.json``, each written to a tem
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
@@ -71,6 +70,7 @@ from gymnasium import spaces
 
 import card_envs
 from benchmarks.throughput import machine_description, machine_lines, output_dir, run_stamp, select_games, write_atomic
+from card_envs.core.commands import CommandParser, guarded, positive_int
 from card_envs.core.errors import ConfigError
 from train.async_rollouts import RolloutWorkerEnv
 from train.config import TrainConfig, load_config
@@ -436,10 +436,10 @@ def render_markdown(report: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = CommandParser(prog="python -m benchmarks.training_throughput", description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", help="comma-separated env names (default: every registered game)")
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--rollouts", type=int, default=4, help="rollouts timed per sample (default 4)")
+    parser.add_argument("--repeats", type=positive_int, default=5)
+    parser.add_argument("--rollouts", type=positive_int, default=4, help="rollouts timed per sample (default 4)")
     parser.add_argument("--quick", action="store_true", help="1 repeat of 1 rollout, written to results/quick/")
     parser.add_argument("--out", type=Path, help="output folder (default benchmarks/results)")
     parser.add_argument("--backends", default="sb3,jax", help="comma-separated trainers to time: sb3, jax")
@@ -447,7 +447,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     games = select_games(args.games)
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     if not backends or set(backends) - {"sb3", "jax"}:
-        raise SystemExit(f"--backends: give sb3, jax or both, got {args.backends!r}")
+        parser.error(f"--backends: give sb3, jax or both, got {args.backends!r}")
     repeats, rollouts = (1, 1) if args.quick else (args.repeats, args.rollouts)
     out = output_dir(args)
     machine = machine_description()
@@ -473,4 +473,4 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(guarded(main, "python -m benchmarks.training_throughput"))

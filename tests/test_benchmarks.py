@@ -10,6 +10,7 @@ import pytest
 import card_envs
 from benchmarks import throughput
 from card_envs.battlecards.rules import Battlecards
+from card_envs.core.errors import ConfigError
 from card_envs.revolution.rules import Revolution
 
 GAME = "revolutionary_war_v0"
@@ -118,7 +119,7 @@ def test_write_atomic_keeps_the_old_file_when_the_rename_fails(tmp_path, monkeyp
 
 
 def test_unknown_game_is_refused_naming_the_registered_ones():
-    with pytest.raises(SystemExit, match=f"unknown no_such_game_v0; registered: .*{GAME}"):
+    with pytest.raises(ConfigError, match=f"unknown no_such_game_v0; registered: .*{GAME}"):
         throughput.select_games(f"{GAME},no_such_game_v0")
 
 

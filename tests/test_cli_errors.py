@@ -20,7 +20,8 @@ How the cases run (a subprocess per case re-imported numpy, JAX, torch, ... each
   subcommand's bad input) and one ``python -m agents.match`` (an old module name, a shim), so that the installed
   entry points stay covered end to end; and ``benchmarks.jax_throughput``'s unknown game and option out of range,
   which it checks only after setting JAX's device count and importing Pgx (which starts JAX's backends): in-process
-  that would set the devices of every later JAX test in the worker.
+  that would set the devices of every later JAX test in the worker; and ``benchmarks.training_throughput``'s
+  unknown game, whose import of torch sets an environment variable (``KMP_DUPLICATE_LIB_OK``).
 
 No case meets its error in a worker process (none may start one): that path, an exception raised in a worker
 reaching the user as one line, is checked on :func:`~card_envs.core.commands.guarded` itself at the end.
@@ -142,6 +143,8 @@ def cases() -> list[tuple[str, list[str], str]]:
                                                        "revolution_v0={bad"], "JSON"),
         ("benchmarks.jax_throughput: option out of range", ["-m", "benchmarks.jax_throughput", "--config",
                                                             'revolution_v0={"num_hands": 0}'], "num_hands"),
+        ("benchmarks.training_throughput: unknown game", ["-m", "benchmarks.training_throughput", "--games", "nope_v0"],
+         "nope_v0"),
         ("benchmarks.jax_throughput: unknown layout", ["-m", "benchmarks.jax_throughput", "--layout", "first,vmap"],
          "vmap"),
     ]
@@ -157,6 +160,7 @@ SUBPROCESS = {
     "agents.match: option out of range",
     "benchmarks.jax_throughput: unknown game",
     "benchmarks.jax_throughput: option out of range",
+    "benchmarks.training_throughput: unknown game",  # imports torch, which sets KMP_DUPLICATE_LIB_OK in os.environ
 }
 assert SUBPROCESS <= {case[0] for case in CASES}
 IN_PROCESS_SECONDS = 60
