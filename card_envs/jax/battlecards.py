@@ -723,8 +723,9 @@ class Env(CardEnv[BattlecardsState]):
         """The step of most decisions, on game arrays with trailing batch axes: a decision (R7, R11c, R12) that
         leaves the war procedure nothing to do, or a LEAD or FOLLOW decision that ends the round with a single
         winner (R8, R14) and a refill (R16.2) that :meth:`_refill` or, with retirement, :meth:`_retiring_refill`
-        covers, then R16.3-R19 as in :meth:`_full_step`. Returns the game after it and whether that covers the
-        step (else the full step makes it)."""
+        covers, then R16.3-R19 as in :meth:`_full_step`; with retirement (and ``shuffle_mid_game``) also a WAR_UP
+        decision that resolves a war with a single winner (R13, R14), when that refill covers it. Returns the game
+        after it and whether that covers the step (else the full step makes it)."""
         n = self.n
         g = g._replace(rewards=jnp.zeros((n, *jnp.shape(seed)), jnp.float32))
         round_card = g.phase <= FOLLOW  # OVER too: the core discards that step
@@ -732,15 +733,21 @@ class Env(CardEnv[BattlecardsState]):
                     winner=jnp.int32(0), tie=False, over=False, over_set=False)
         g, flow = self._decide(g, flow, action)
         end = _keep(flow.todo == _RESOLVE)
-        values = jnp.where(g.active, _value(g.fighting, g.joker_value), -1)
-        tied = g.active & (values == _over_seats(values, jnp.maximum))
+        contenders = jnp.where(g.war_level > 0, g.participant, g.active)  # R8 / R13, as in _war
+        values = jnp.where(contenders, _value(g.fighting, g.joker_value), -1)
+        tied = contenders & (values == _over_seats(values, jnp.maximum))
         single = _over_seats(tied) == 1
         winner = _keep(_over_seats(jnp.where(tied, _column(n, seed), n), jnp.minimum))
+        # a war's resolution: only where the refill draws several cards a seat (a war's participants played two or
+        # more cards from their hands), and the winner's face-up pile is counted, not ordered (_collect_round)
+        ends_war = self.retire and not self.ordered
+        if ends_war:
+            g = self._reveal(g, end)
         g = self._clear_table(self._win_round(g, end, winner), end)
         g, refilled = (self._retiring_refill if self.retire else self._refill)(g, flow, end)
         # a decision that leaves the war procedure nothing to do (a FOLLOW, a BURY or WAR_UP decision with more
         # to come) is covered whatever the phase: the full step would only make the decision
-        covered = (flow.todo == _DONE) | (end & round_card & single & refilled)
+        covered = (flow.todo == _DONE) | (end & (round_card | ends_war) & single & refilled)
         return self._after_refill(g, flow._replace(end_round=end, winner=winner)), covered  # pile: see _step
 
     def _refill(self, g: Game, flow: Flow, end: jax.Array) -> tuple[Game, jax.Array]:
@@ -1206,12 +1213,16 @@ class Env(CardEnv[BattlecardsState]):
         """R14 / R15 and R16.1 (when the round ends): the face-down cards are revealed, the table goes to
         its winner (or is shared after a last-card tie), and the table is cleared."""
         end = flow.end_round
-        known, unknown = _take_known(g.known, g.unknown, (g.table_down + g.table_buried) * end)  # A12
-        pile_known, pile_unknown = _take_known(g.pile_known, g.pile_unknown, g.table_down * end)
-        g = g._replace(known=known, unknown=unknown, pile_known=pile_known, pile_unknown=pile_unknown)
-        g = self._win_round(g, end & ~flow.tie, flow.winner)
+        g = self._win_round(self._reveal(g, end), end & ~flow.tie, flow.winner)
         g, flow = self._last_card_tie(g, flow)
         return self._clear_table(g, end), flow
+
+    @staticmethod
+    def _reveal(g: Game, end: jax.Array) -> Game:
+        """R14 / A12 (when ``end``): the face-down cards on the table are revealed (7.5)."""
+        known, unknown = _take_known(g.known, g.unknown, (g.table_down + g.table_buried) * end)
+        pile_known, pile_unknown = _take_known(g.pile_known, g.pile_unknown, g.table_down * end)
+        return g._replace(known=known, unknown=unknown, pile_known=pile_known, pile_unknown=pile_unknown)
 
     @staticmethod
     def _clear_table(g: Game, end: jax.Array) -> Game:
