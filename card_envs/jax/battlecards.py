@@ -48,23 +48,31 @@ Two layouts of a batch
 ----------------------
 ``jax.vmap(env.step)`` (batch axis first) runs the full step (:meth:`Env._full_step`, every rule above) for
 every game. The engine is also ``batch_last`` (``env.step_batch_last``, ``env.init_batch_last``; the same
-states, tested decision by decision), which is faster on CPU: there most decisions take a common step
-written on whole rows of the batch (:meth:`Env._common_step`: a LEAD or FOLLOW decision and, when it ends
-the round, a single winner and a refill of at most one card per seat, or the recycle and refill of one seat
-whose hand and pile are empty (R6); and any BURY or WAR_UP decision that leaves the war procedure nothing to
-do), and the other games (wars starting, resolving or committing, ties, longer refills, two recycles,
-retirement at a round's end; every game under ``shuffle_mid_game=False``) are gathered into slots and take
-the full step under ``vmap`` (:meth:`Env._rare_steps`). Both steps draw a shuffled pile's cards from the
-same random words, so they give the same state for the same key. Observation and mask are written entry by
-entry along axis 0 for both layouts. Per-game values that many per-kind entries read are computed once
-(``_keep``): XLA's CPU fusion would otherwise recompute them for each entry. For the same reason the full step
-reduces a game's per-seat and per-kind arrays with one reduction each, not adds of slices (the batch-last
-form): that made the rare step's slots about 6% cheaper per decision of the batch-last loop (6 players,
-512 games: about 4,150 -> 3,900 ns of CPU time per decision). With 6 players about 8.5% of the decisions
-of random play take the rare step (it was 18% before the common step took the recycles, 5.4% of the
-decisions, and the BURY and WAR_UP decisions with more to come, 4.4%: about 2,810 -> 2,500 ns of CPU time per
-decision of the batch-last loop at 6 players, 512 games a device over 2 devices); a round of its slots costs
-about as much whatever the number of games waiting, so there are few slots (:meth:`Env._rare_slots`). The
+states, tested decision by decision), which is faster on CPU: there most decisions take a common step written
+on whole rows of the batch (:meth:`Env._common_step`: a LEAD or FOLLOW decision and, when it ends the round, a
+single winner and a refill of at most one card per seat, or the recycle and refill of one seat whose hand and
+pile are empty (R6); and any BURY or WAR_UP decision that leaves the war procedure nothing to do; with
+``retire_lowest_on_flip``, refills of up to three draws a seat and no recycle (:meth:`Env._retiring_refill`)
+and, with shuffled piles, also a war's resolution with a single winner), and the other games (wars starting,
+resolving or committing, ties, longer refills, two recycles, a recycle with retirement or under
+``shuffle_mid_game=False``) are gathered into slots and take the full step under ``vmap``
+(:meth:`Env._rare_steps`). Both steps draw a shuffled pile's cards from the same random words, so they give
+the same state for the same key. Observation and mask are written entry by entry along axis 0 for both
+layouts. Per-game values that many per-kind entries read are computed once (``_keep``): XLA's CPU fusion would
+otherwise recompute them for each entry. For the same reason the full step reduces a game's per-seat and
+per-kind arrays with one reduction each, not adds of slices (the batch-last form): that made the rare step's
+slots about 6% cheaper per decision of the batch-last loop (6 players, 512 games: about 4,150 -> 3,900 ns of
+CPU time per decision). With 6 players about 8.5% of the decisions of random play take the rare step (it was
+18% before the common step took the recycles, 5.4% of the decisions, and the BURY and WAR_UP decisions with
+more to come, 4.4%: about 2,810 -> 2,500 ns of CPU time per decision of the batch-last loop at 6 players, 512
+games a device over 2 devices); a round of its slots costs about as much whatever the number of games waiting,
+so there are few slots (:meth:`Env._rare_slots`). Retirement (R21) is what costs most: wars are about twice as
+frequent (ranks retire, values tie more often) and a refill draws until the hand keeps its cards, so with 4
+players about 17% of the decisions of random play take the rare step (7.6% in the default config; 19% before
+the common step took a war's resolution), two rounds of slots a step, and the full step costs about 5 times
+the default's in a slot (about 17 against 3.6 us of CPU time a game in 102 slots: a seat's fill with its draws
+and retirements, one commitment per pass of the war, under ``vmap``). Parts that only some games need (the
+R11a fill of a war, a fill's recycle) run under :func:`_when`, which skips them when no slot needs them. The
 observation is written once: its parts are scaled (``SCALE``) before they are concatenated, and each rotated
 seat block is a select chain over the small game arrays, part by part.
 
