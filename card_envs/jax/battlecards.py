@@ -48,23 +48,31 @@ Two layouts of a batch
 ----------------------
 ``jax.vmap(env.step)`` (batch axis first) runs the full step (:meth:`Env._full_step`, every rule above) for
 every game. The engine is also ``batch_last`` (``env.step_batch_last``, ``env.init_batch_last``; the same
-states, tested decision by decision), which is faster on CPU: there most decisions take a common step
-written on whole rows of the batch (:meth:`Env._common_step`: a LEAD or FOLLOW decision and, when it ends
-the round, a single winner and a refill of at most one card per seat, or the recycle and refill of one seat
-whose hand and pile are empty (R6); and any BURY or WAR_UP decision that leaves the war procedure nothing to
-do), and the other games (wars starting, resolving or committing, ties, longer refills, two recycles,
-retirement at a round's end; every game under ``shuffle_mid_game=False``) are gathered into slots and take
-the full step under ``vmap`` (:meth:`Env._rare_steps`). Both steps draw a shuffled pile's cards from the
-same random words, so they give the same state for the same key. Observation and mask are written entry by
-entry along axis 0 for both layouts. Per-game values that many per-kind entries read are computed once
-(``_keep``): XLA's CPU fusion would otherwise recompute them for each entry. For the same reason the full step
-reduces a game's per-seat and per-kind arrays with one reduction each, not adds of slices (the batch-last
-form): that made the rare step's slots about 6% cheaper per decision of the batch-last loop (6 players,
-512 games: about 4,150 -> 3,900 ns of CPU time per decision). With 6 players about 8.5% of the decisions
-of random play take the rare step (it was 18% before the common step took the recycles, 5.4% of the
-decisions, and the BURY and WAR_UP decisions with more to come, 4.4%: about 2,810 -> 2,500 ns of CPU time per
-decision of the batch-last loop at 6 players, 512 games a device over 2 devices); a round of its slots costs
-about as much whatever the number of games waiting, so there are few slots (:meth:`Env._rare_slots`). The
+states, tested decision by decision), which is faster on CPU: there most decisions take a common step written
+on whole rows of the batch (:meth:`Env._common_step`: a LEAD or FOLLOW decision and, when it ends the round, a
+single winner and a refill of at most one card per seat, or the recycle and refill of one seat whose hand and
+pile are empty (R6); and any BURY or WAR_UP decision that leaves the war procedure nothing to do; with
+``retire_lowest_on_flip``, refills of up to three draws a seat and no recycle (:meth:`Env._retiring_refill`)
+and, with shuffled piles, also a war's resolution with a single winner), and the other games (wars starting,
+resolving or committing, ties, longer refills, two recycles, a recycle with retirement or under
+``shuffle_mid_game=False``) are gathered into slots and take the full step under ``vmap``
+(:meth:`Env._rare_steps`). Both steps draw a shuffled pile's cards from the same random words, so they give
+the same state for the same key. Observation and mask are written entry by entry along axis 0 for both
+layouts. Per-game values that many per-kind entries read are computed once (``_keep``): XLA's CPU fusion would
+otherwise recompute them for each entry. For the same reason the full step reduces a game's per-seat and
+per-kind arrays with one reduction each, not adds of slices (the batch-last form): that made the rare step's
+slots about 6% cheaper per decision of the batch-last loop (6 players, 512 games: about 4,150 -> 3,900 ns of
+CPU time per decision). With 6 players about 8.5% of the decisions of random play take the rare step (it was
+18% before the common step took the recycles, 5.4% of the decisions, and the BURY and WAR_UP decisions with
+more to come, 4.4%: about 2,810 -> 2,500 ns of CPU time per decision of the batch-last loop at 6 players, 512
+games a device over 2 devices); a round of its slots costs about as much whatever the number of games waiting,
+so there are few slots (:meth:`Env._rare_slots`). Retirement (R21) is what costs most: wars are about twice as
+frequent (ranks retire, values tie more often) and a refill draws until the hand keeps its cards, so with 4
+players about 17% of the decisions of random play take the rare step (7.6% in the default config; 19% before
+the common step took a war's resolution), two rounds of slots a step, and the full step costs about 5 times
+the default's in a slot (about 17 against 3.6 us of CPU time a game in 102 slots: a seat's fill with its draws
+and retirements, one commitment per pass of the war, under ``vmap``). Parts that only some games need (the
+R11a fill of a war, a fill's recycle) run under :func:`_when`, which skips them when no slot needs them. The
 observation is written once: its parts are scaled (``SCALE``) before they are concatenated, and each rotated
 seat block is a select chain over the small game arrays, part by part.
 
@@ -403,30 +411,53 @@ def _count_above(flags: jax.Array) -> jax.Array:
     return total - flags
 
 
-def _first_draws(pile: jax.Array, pile_n: jax.Array, shuffled: jax.Array, wanted: jax.Array,
-                 retire_level: jax.Array, seed: jax.Array, first_word: jax.Array) -> tuple[jax.Array, ...]:
-    """R4 with R21, one seat's first ``_COMMON_DRAWS`` draws at most (kinds, or slots, on axis 0, any trailing
-    batch axes): cards from the top of its ordered ``pile`` (``pile_n`` cards, top last), or uniformly at random
-    from its ``shuffled`` pile (per-kind counts; draw ``j`` with the step's word ``first_word + j``), until it
-    keeps ``wanted`` cards or the pile is empty; retired cards are discarded. Returns the cards kept, the pile
-    left, the cards drawn and the retired ones among them (per kind), and the shuffled pile left."""
+def _top_cards(pile: jax.Array, pile_n: jax.Array, count: int) -> jax.Array:
+    """The kinds of the top ``count`` cards of each ordered pile (seats on axis 0, slots on axis 1, the top at
+    ``pile_n - 1``; any trailing batch axes), top first on axis 1, 0 past the bottom. A gather: a select over every
+    slot of the piles cost about 15 times more (4 seats, 1,024 games, batch axis last)."""
+    slot = pile_n[:, None] - 1 - np.arange(count).reshape((1, count) + (1,) * (pile_n.ndim - 1))
+    return jnp.where(slot >= 0, jnp.take_along_axis(pile, jnp.maximum(slot, 0), axis=1).astype(jnp.int32), 0)
+
+
+def _draw_sequence(words: list[jax.Array], running: jax.Array) -> list[jax.Array]:
+    """The kinds of cards drawn one after another, each uniformly at random among those left, from a multiset
+    given by its running totals over the kinds (``running``, kinds on axis 0, any shape after it), draw ``j`` with
+    ``words[j]``: draw ``j`` takes the card at a uniform index among the ``total - j`` left, in the order of kinds
+    (as :func:`_draws_until_kept` and :func:`_draw_kinds` do). The indices are decoded into positions in the whole
+    multiset as a Lehmer code, backwards (draw ``j`` moves up by one for every earlier draw ``i`` at or below it),
+    unrolled over the few draws; draws past the multiset's size give a kind of no meaning."""
+    index = [_below(word, running[-1] - j) for j, word in enumerate(words)]
+    position = list(index)
+    for i in reversed(range(len(words) - 1)):
+        for j in range(i + 1, len(words)):
+            position[j] = position[j] + (position[j] >= index[i])
+    return [_kind_at(running, at) for at in position]
+
+
+def _first_draws(top: jax.Array, pile_n: jax.Array, shuffled: jax.Array, wanted: jax.Array,
+                 retire_level: jax.Array, seed: jax.Array, first_word: Any) -> tuple[jax.Array, ...]:
+    """R4 with R21, each seat's first ``top.shape[1]`` draws at most (seats on axis 0, kinds or draws on axis 1,
+    any trailing batch axes): cards from the top of its ordered pile (``top``: the kinds of its top cards, top
+    first, ``pile_n`` of them, :func:`_top_cards`), or uniformly at random from its ``shuffled`` pile (per-kind
+    counts; draw ``j`` with the step's word ``first_word + j``, ``first_word`` per seat), until it keeps ``wanted``
+    cards or the pile is empty; retired cards are discarded. Returns the cards kept, the pile left, the cards drawn
+    and the retired ones among them (per kind), and the shuffled pile left."""
     in_order = pile_n > 0
-    slots = _column(pile.shape[0], pile_n)
-    kinds = _column(NUM_KINDS, pile_n)
-    kept, left = jnp.zeros_like(wanted), pile_n + _over_seats(shuffled)
+    kinds = _column(NUM_KINDS, pile_n[0])
+    running = _keep(jnp.stack(list(itertools.accumulate(shuffled[:, k] for k in range(NUM_KINDS)))))
+    size = pile_n + running[-1]
+    first_word = jnp.asarray(first_word, jnp.uint32)
+    at_random = _draw_sequence([_word_at(seed, first_word + np.uint32(j)) for j in range(top.shape[1])], running)
+    kept, made = jnp.zeros_like(wanted), jnp.zeros_like(wanted)
     drawn = retired = jnp.zeros_like(shuffled)
-    for j in range(_COMMON_DRAWS):
-        go = (kept < wanted) & (left > 0)
-        kind = jnp.where(slots == pile_n - 1 - j, pile, 0).astype(jnp.int32)
-        kind = functools.reduce(jnp.add, list(kind)) if kind.ndim > 1 else kind.sum()
-        running = list(itertools.accumulate(shuffled[k] for k in range(NUM_KINDS)))
-        kind = _keep(jnp.where(in_order, kind, _kind_at(running, _below(_word_at(seed, first_word + j), running[-1]))))
-        hot = (kinds == kind) & go
+    for j, random_kind in enumerate(at_random):
+        go = (kept < wanted) & (j < size)
+        kind = _keep(jnp.where(in_order, top[:, j], random_kind))
+        hot = (kind[:, None] == kinds) & go[:, None]
         gone = _retired(kind, retire_level)
-        kept, left = kept + (go & ~gone), left - go
-        drawn, retired = drawn + hot, retired + (hot & gone)
-        shuffled = shuffled - (hot & ~in_order)
-    return kept, left, drawn, retired, shuffled
+        kept, made = kept + (go & ~gone), made + go
+        drawn, retired = drawn + hot, retired + (hot & gone[:, None])
+    return kept, size - made, drawn, retired, shuffled - drawn * ~in_order[:, None]
 
 
 def _draws_until_kept(seed: jax.Array, first_word: jax.Array, shuffled: jax.Array, wanted: jax.Array,
@@ -449,6 +480,14 @@ def _draws_until_kept(seed: jax.Array, first_word: jax.Array, shuffled: jax.Arra
 
     start: tuple[jax.Array, ...] = (shuffled, jnp.int32(0), jnp.zeros_like(shuffled), jnp.uint32(0))
     return jax.lax.while_loop(more, draw, start)[2]
+
+
+def _when(do: jax.Array, step: Callable[[Any], Any], x: Any) -> Any:
+    """``step(x)`` if ``do``, else ``x`` (for a ``step`` that leaves ``x`` as it is where it has nothing to do): a
+    while loop of at most one pass, so that under ``vmap`` (the rare step's slots) ``step`` runs only when one of
+    the games needs it; a ``cond`` becomes a select there and runs ``step`` for every game."""
+    return jax.lax.while_loop(lambda carry: carry[0], lambda carry: (jnp.bool_(False), step(carry[1])),
+                              (jnp.asarray(do), x))[1]
 
 
 def _below(words: jax.Array, bound: jax.Array) -> jax.Array:
@@ -518,12 +557,7 @@ def _drawn_rows(words: jax.Array, counts: jax.Array, taken: jax.Array) -> jax.Ar
     whole rows (batch axes last), the Lehmer decoding unrolled over the few draws."""
     draws = words.shape[0]
     running = _keep(jnp.stack(list(itertools.accumulate(counts[k] for k in range(NUM_KINDS)))))  # computed once:
-    index = [_below(words[j], running[-1] - j) for j in range(draws)]  # each kind's row reads them (_keep)
-    position = list(index)
-    for i in reversed(range(draws - 1)):  # draw j moves up by one for every earlier draw i at or below it
-        for j in range(i + 1, draws):
-            position[j] = position[j] + (position[j] >= index[i])
-    kinds = _keep(jnp.stack([_kind_at(running, position[j]) for j in range(draws)]))
+    kinds = _keep(jnp.stack(_draw_sequence(list(words), running)))  # each kind's row reads them (_keep)
     return jnp.stack([functools.reduce(jnp.add, [((kinds[j] == k) & (j < taken)).astype(jnp.int32)
                                                  for j in range(draws)]) for k in range(NUM_KINDS)])
 
@@ -697,8 +731,9 @@ class Env(CardEnv[BattlecardsState]):
         """The step of most decisions, on game arrays with trailing batch axes: a decision (R7, R11c, R12) that
         leaves the war procedure nothing to do, or a LEAD or FOLLOW decision that ends the round with a single
         winner (R8, R14) and a refill (R16.2) that :meth:`_refill` or, with retirement, :meth:`_retiring_refill`
-        covers, then R16.3-R19 as in :meth:`_full_step`. Returns the game after it and whether that covers the
-        step (else the full step makes it)."""
+        covers, then R16.3-R19 as in :meth:`_full_step`; with retirement (and ``shuffle_mid_game``) also a WAR_UP
+        decision that resolves a war with a single winner (R13, R14), when that refill covers it. Returns the game
+        after it and whether that covers the step (else the full step makes it)."""
         n = self.n
         g = g._replace(rewards=jnp.zeros((n, *jnp.shape(seed)), jnp.float32))
         round_card = g.phase <= FOLLOW  # OVER too: the core discards that step
@@ -706,21 +741,22 @@ class Env(CardEnv[BattlecardsState]):
                     winner=jnp.int32(0), tie=False, over=False, over_set=False)
         g, flow = self._decide(g, flow, action)
         end = _keep(flow.todo == _RESOLVE)
-        values = jnp.where(g.active, _value(g.fighting, g.joker_value), -1)
-        tied = g.active & (values == _over_seats(values, jnp.maximum))
+        contenders = jnp.where(g.war_level > 0, g.participant, g.active)  # R8 / R13, as in _war
+        values = jnp.where(contenders, _value(g.fighting, g.joker_value), -1)
+        tied = contenders & (values == _over_seats(values, jnp.maximum))
         single = _over_seats(tied) == 1
         winner = _keep(_over_seats(jnp.where(tied, _column(n, seed), n), jnp.minimum))
+        # a war's resolution: only where the refill draws several cards a seat (a war's participants played two or
+        # more cards from their hands), and the winner's face-up pile is counted, not ordered (_collect_round)
+        ends_war = self.retire and not self.ordered
+        if ends_war:
+            g = self._reveal(g, end)
         g = self._clear_table(self._win_round(g, end, winner), end)
         g, refilled = (self._retiring_refill if self.retire else self._refill)(g, flow, end)
         # a decision that leaves the war procedure nothing to do (a FOLLOW, a BURY or WAR_UP decision with more
         # to come) is covered whatever the phase: the full step would only make the decision
-        covered = (flow.todo == _DONE) | (end & round_card & single & refilled)
+        covered = (flow.todo == _DONE) | (end & (round_card | ends_war) & single & refilled)
         return self._after_refill(g, flow._replace(end_round=end, winner=winner)), covered  # pile: see _step
-
-    def _pile_top(self, g: Game, depth: int) -> jax.Array:
-        """The kind ``depth`` cards below the top of each seat's ordered pile (batch axis last; 0 past its bottom)."""
-        slots = np.arange(self.deck_size).reshape((1, -1) + (1,) * (g.pile_n.ndim - 1))
-        return jnp.where(slots == (g.pile_n - 1 - depth)[:, None], g.pile, 0).astype(jnp.int32).sum(1)
 
     def _refill(self, g: Game, flow: Flow, end: jax.Array) -> tuple[Game, jax.Array]:
         """R16.2 FILL in the common step, without retirement: at most one card each, from the top of an ordered
@@ -736,7 +772,7 @@ class Env(CardEnv[BattlecardsState]):
         draw = _keep(end & g.active & (jnp.minimum(self.config.hand_size - in_hand, pile) > 0))
         fits = jnp.minimum(self.config.hand_size - in_hand, pile) <= 1
         covered = _over_seats(fits, jnp.logical_and) & (_over_seats(recycle) <= (0 if self.ordered else 1))
-        top = self._pile_top(g, 0)
+        top = _top_cards(g.pile, g.pile_n, 1)[:, 0]
         from_order: jax.Array | bool
         recycled: jax.Array | int
         if self.ordered:  # every pile is in order
@@ -757,16 +793,19 @@ class Env(CardEnv[BattlecardsState]):
         return g, covered
 
     def _retiring_refill(self, g: Game, flow: Flow, end: jax.Array) -> tuple[Game, jax.Array]:
-        """R16.2 FILL with R21 in the common step: every active seat's first draws (:func:`_first_draws`, the
-        words of :meth:`_fill_retiring`), covered when they fill every hand without a recycle (without one the
-        retirement level stays, so the seats' fills do not depend on each other). Returns the game after it and
-        whether it covers every seat."""
-        n = self.n
+        """R16.2 FILL with R21 in the common step: every active seat's first draws (:func:`_first_draws`, every
+        seat at once, the words of :meth:`_fill_retiring`), covered when they fill every hand without a recycle
+        (without one the retirement level stays, so the seats' fills do not depend on each other). Returns the game
+        after it and whether it covers every seat. (Covering one recycle a game too, as :meth:`_refill` does, cost
+        more in this step than it saved in the rare one: about 1,300 ns more CPU time per decision, 4 players,
+        1,024 games.)"""
+        n, seed = self.n, flow.seed
         in_hand = _over_kinds(g.hand)
         wanted = jnp.where(end & g.active, self.config.hand_size - in_hand, 0)
-        seats = [_first_draws(g.pile[p], g.pile_n[p], g.pile_rand[p], wanted[p], g.retire_level, flow.seed,
-                              _REFILL_WORDS + np.uint32(p * _FILL_WORDS)) for p in range(n)]
-        kept, left, drawn, retired, shuffled = (jnp.stack(part) for part in zip(*seats, strict=True))
+        first_word = _REFILL_WORDS + np.arange(n, dtype=np.uint32).reshape((n,) + (1,) * jnp.ndim(seed)) * np.uint32(
+            _FILL_WORDS)
+        kept, left, drawn, retired, shuffled = _first_draws(_top_cards(g.pile, g.pile_n, _COMMON_DRAWS), g.pile_n,
+                                                            g.pile_rand, wanted, g.retire_level, seed, first_word)
         pending = (kept < wanted) & ((left > 0) | ((in_hand + kept == 0) & (_over_kinds(g.face_up) > 0)))
         g = self._drawn_retiring(g, drawn, retired)
         g = g._replace(pile_n=jnp.where(g.pile_n > 0, left, 0), pile_rand=shuffled)
@@ -981,9 +1020,9 @@ class Env(CardEnv[BattlecardsState]):
         wanted = jnp.where(do, self.config.hand_size - g.hand[p].sum(), 0)
         g = self._draw_retiring(g, flow.seed, p, wanted, first_word, first=True)
         recycle = seat & do & (g.hand.sum(1) == 0) & (self._pile_sizes(g) == 0) & (g.face_up.sum(1) > 0)
-        g = self._recycle(g, recycle)
-        wanted = jnp.where(recycle.any(), self.config.hand_size, 0)
-        return self._draw_retiring(g, flow.seed, p, wanted, first_word + jnp.uint32(_FILL_WORDS // 2), first=False)
+        return _when(recycle.any(), lambda g: self._draw_retiring(
+            self._recycle(g, recycle), flow.seed, p, jnp.int32(self.config.hand_size),
+            first_word + jnp.uint32(_FILL_WORDS // 2), first=False), g)
 
     def _draw_retiring(self, g: Game, seed: jax.Array, p: jax.Array, wanted: jax.Array, first_word: jax.Array,
                        first: bool) -> Game:
@@ -1004,7 +1043,9 @@ class Env(CardEnv[BattlecardsState]):
         if not self.ordered:  # or from the shuffled pile
             kept, head, rest = jnp.zeros_like(wanted), jnp.zeros_like(shuffled), shuffled
             if first:
-                kept, _, head, _, rest = _first_draws(pile, pile_n, shuffled, wanted, level, seed, first_word)
+                kept, _, head, _, rest = (part[0] for part in _first_draws(
+                    _top_cards(pile[None], pile_n[None], _COMMON_DRAWS), pile_n[None], shuffled[None], wanted[None],
+                    level, seed, first_word[None]))
             later = first_word + np.uint32(_COMMON_DRAWS)
             from_shuffled = head + _draws_until_kept(seed, later, rest, wanted - kept, level)
             if first:
@@ -1117,7 +1158,8 @@ class Env(CardEnv[BattlecardsState]):
         empty_hand = in_hand == 0
         if self.retire:  # the next seat only (after a BURY decision: that seat's commitment only)
             now = waiting & (g.entry == jnp.where(waiting, g.entry, 0).max()) & ~resume
-            g = self._fill_retiring(g, flow, jnp.argmax(now), (now & empty_hand).any(), flow.counter)  # R11a / A19
+            g = _when((now & empty_hand).any(), lambda g: self._fill_retiring(  # R11a / A19
+                g, flow, jnp.argmax(now), jnp.bool_(True), flow.counter), g)
             flow = flow._replace(counter=flow.counter + jnp.uint32(n * _FILL_WORDS))
             turned_stuck = now & (g.hand.sum(1) == 0)  # every drawn card was retired
             now = now & ~turned_stuck
@@ -1179,12 +1221,16 @@ class Env(CardEnv[BattlecardsState]):
         """R14 / R15 and R16.1 (when the round ends): the face-down cards are revealed, the table goes to
         its winner (or is shared after a last-card tie), and the table is cleared."""
         end = flow.end_round
-        known, unknown = _take_known(g.known, g.unknown, (g.table_down + g.table_buried) * end)  # A12
-        pile_known, pile_unknown = _take_known(g.pile_known, g.pile_unknown, g.table_down * end)
-        g = g._replace(known=known, unknown=unknown, pile_known=pile_known, pile_unknown=pile_unknown)
-        g = self._win_round(g, end & ~flow.tie, flow.winner)
+        g = self._win_round(self._reveal(g, end), end & ~flow.tie, flow.winner)
         g, flow = self._last_card_tie(g, flow)
         return self._clear_table(g, end), flow
+
+    @staticmethod
+    def _reveal(g: Game, end: jax.Array) -> Game:
+        """R14 / A12 (when ``end``): the face-down cards on the table are revealed (7.5)."""
+        known, unknown = _take_known(g.known, g.unknown, (g.table_down + g.table_buried) * end)
+        pile_known, pile_unknown = _take_known(g.pile_known, g.pile_unknown, g.table_down * end)
+        return g._replace(known=known, unknown=unknown, pile_known=pile_known, pile_unknown=pile_unknown)
 
     @staticmethod
     def _clear_table(g: Game, end: jax.Array) -> Game:
