@@ -38,6 +38,7 @@ from agents.players.checkpoint_file import (
 )
 
 CHECKPOINT_NAME = "checkpoint.zip"  #: a run's checkpoint file in its run_dir (both trainers)
+BEST_NAME = "best.zip"  #: the best-evaluated policy of a run, beside its checkpoint (``eval.keep_best``)
 
 
 def write_checkpoint(path: str | Path, checkpoint: Checkpoint) -> None:
@@ -97,7 +98,7 @@ def _fsync_folder(folder: Path) -> None:
         os.close(descriptor)
 
 
-__all__ = ["CHECKPOINT_NAME", "FORMAT", "FORMAT_VERSION", "MEMBERS", "Checkpoint", "CheckpointError", "PolicyNet",
-           "Snapshot",
+__all__ = ["BEST_NAME", "CHECKPOINT_NAME", "FORMAT", "FORMAT_VERSION", "MEMBERS", "Checkpoint", "CheckpointError",
+           "PolicyNet", "Snapshot",
            "advisor_of", "check_game", "game_signature", "masked_choice", "policy_input_size", "read_checkpoint",
            "write_checkpoint"]

@@ -61,6 +61,10 @@ key                         meaning
                             trained models too)
 ``eval.deterministic``      the trained player takes the most probable action (else it samples)
 ``eval.workers``            processes for evaluation games
+``eval.keep_best``          ``backend: jax`` only: also evaluate the starting policy (decision 0), and
+                            keep the evaluated policy with the best win rate against the first of
+                            ``eval.opponents`` as ``best.zip`` beside the checkpoint (the earliest on a
+                            tie); ``card-envs exploit`` measures the better of it and the last policy
 ``jax.*``                   ``backend: jax`` only (see :class:`JaxConfig`): ``updates_per_call`` (PPO
                             updates per jitted call: the granularity of the progress bar, checkpoints and
                             evaluations), ``active_snapshots`` (snapshots of the learner seated during
@@ -205,6 +209,7 @@ class EvalConfig:
     opponents: list[str] | None = None
     deterministic: bool = True
     workers: int = 1
+    keep_best: bool = False
 
     def validate(self) -> None:
         if self.interval < 0:
@@ -214,6 +219,9 @@ class EvalConfig:
         _positive("eval.workers", self.workers)
         if self.opponents is not None and not self.opponents:
             raise ConfigError("eval.opponents must be null (every baseline) or a non-empty list")
+        if self.keep_best and self.interval == 0:
+            raise ConfigError("eval.keep_best chooses among the evaluations during training: it needs "
+                              "eval.interval > 0")
 
 
 @dataclass
@@ -323,6 +331,8 @@ class TrainConfig:
             if self.advisor is not None and self.advisor not in playable:
                 raise ConfigError(f"advisor: {self.advisor} has no JAX port, so backend: jax cannot ask it; "
                                   f"ported players of {self.game}: {', '.join(playable)}")
+        elif self.eval.keep_best:
+            raise ConfigError("eval.keep_best is a setting of backend: jax; this config has backend: sb3")
         elif self.jax != defaults.jax:
             changed = [f"jax.{f.name}" for f in dataclasses.fields(JaxConfig)
                        if getattr(self.jax, f.name) != getattr(defaults.jax, f.name)]

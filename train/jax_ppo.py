@@ -89,9 +89,11 @@ import numpy as np
 import optax
 
 import card_envs
+from agents.files import write_atomically
 from card_envs.core.errors import ConfigError
 from card_envs.jax.core import random_legal_actions, reset_finished
 from train.checkpoint import (
+    BEST_NAME,
     CHECKPOINT_NAME,
     Checkpoint,
     CheckpointError,
@@ -684,6 +686,9 @@ class Loop:
         cpu_started = cpu_seconds() - run.cpu_time
         bar = self._bar(total)
         try:
+            if config.eval.keep_best and not run.evaluations:  # the starting policy (a warm start) is a candidate too
+                self.save()
+                self.evaluate()
             while self.decisions < total:
                 compiling = time.perf_counter()
                 self.runner, stats = self.trainer.run_updates(self.runner, jnp.int32(total), per_call)
@@ -761,6 +766,18 @@ class Loop:
             self.writer.scalar(f"eval/win_rate/{r.opponent}", r.win_rate, self.decisions)
             self.writer.scalar(f"eval/ci_low/{r.opponent}", r.interval[0], self.decisions)
         self.save()  # the checkpoint carries the evaluation history
+        if self.config.eval.keep_best and best_evaluation(run.evaluations) is run.evaluations[-1]:
+            write_atomically(str(self.checkpoint_path.with_name(BEST_NAME)), self.checkpoint_path.read_bytes())
+
+
+def best_evaluation(evaluations: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The evaluation with the best win rate against the first opponent (the earliest on a tie): the policy
+    ``eval.keep_best`` keeps."""
+    best = None
+    for evaluation in evaluations:
+        if best is None or evaluation["results"][0]["win_rate"] > best["results"][0]["win_rate"]:
+            best = evaluation
+    return best
 
 
 def _short(name: str) -> str:
@@ -865,6 +882,6 @@ def _resume(config: TrainConfig, trainer: JaxPPO, path: Path) -> tuple[TrainConf
     return config, run, load_runner(checkpoint, trainer, f"checkpoint {str(path)!r}")
 
 
-__all__ = ["CHECKPOINT_NAME", "JaxPPO", "Loop", "RunState", "Runner", "Table", "Transition", "forward", "gae",
-           "init_network", "load_runner", "policy_logits", "save_checkpoint", "to_policy_net",
+__all__ = ["CHECKPOINT_NAME", "JaxPPO", "Loop", "RunState", "Runner", "Table", "Transition", "best_evaluation",
+           "forward", "gae", "init_network", "load_runner", "policy_logits", "save_checkpoint", "to_policy_net",
            "train"]
