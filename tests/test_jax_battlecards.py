@@ -487,8 +487,11 @@ def batch_last_matches_vmapped_step(options: dict[str, Any], games: int, decisio
     return counts
 
 
-#: cfg3 (five players, wars with one face-down card) in the default run; the default config opt-in (run time)
-@pytest.mark.parametrize("index", [pytest.param(0, marks=pytest.mark.slow), 3], ids=lambda i: f"cfg{i}")
+#: cfg4 (six players, jokers, retirement, no mid-game shuffle: the retiring refill and the ordered collection in the
+#: common step) in the default run; the default config and cfg3 (five players, cease-fire, wars with one face-down
+#: card) opt-in (run time)
+@pytest.mark.parametrize("index", [pytest.param(0, marks=pytest.mark.slow), pytest.param(3, marks=pytest.mark.slow), 4],
+                         ids=lambda i: f"cfg{i}")
 def test_step_batch_last_is_the_full_step_at_every_decision(index):  # R7-R19 through both paths
     counts = batch_last_matches_vmapped_step(VARIANTS[index], games=16, decisions=120, seed=index, slots=3)
     assert counts["common"] > 0 and counts["most_rare"] > 3  # both paths ran, the rare loop several rounds
