@@ -15,7 +15,7 @@ import json
 import os
 import tempfile
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,11 @@ from agents.players.checkpoint_file import (
 
 CHECKPOINT_NAME = "checkpoint.zip"  #: a run's checkpoint file in its run_dir (both trainers)
 BEST_NAME = "best.zip"  #: the best-evaluated policy of a run, beside its checkpoint (``eval.keep_best``)
+
+
+def best_index(win_rates: Sequence[float]) -> int:
+    """Which of a run's evaluations ``eval.keep_best`` keeps: the best win rate, the earliest on a tie."""
+    return max(range(len(win_rates)), key=lambda i: (win_rates[i], -i))
 
 
 def write_checkpoint(path: str | Path, checkpoint: Checkpoint) -> None:
@@ -99,6 +104,5 @@ def _fsync_folder(folder: Path) -> None:
 
 
 __all__ = ["BEST_NAME", "CHECKPOINT_NAME", "FORMAT", "FORMAT_VERSION", "MEMBERS", "Checkpoint", "CheckpointError",
-           "PolicyNet", "Snapshot",
-           "advisor_of", "check_game", "game_signature", "masked_choice", "policy_input_size", "read_checkpoint",
-           "write_checkpoint"]
+           "PolicyNet", "Snapshot", "advisor_of", "best_index", "check_game", "game_signature", "masked_choice",
+           "policy_input_size", "read_checkpoint", "write_checkpoint"]

@@ -98,6 +98,7 @@ from train.checkpoint import (
     Checkpoint,
     CheckpointError,
     Snapshot,
+    best_index,
     check_game,
     game_signature,
     read_checkpoint,
@@ -766,18 +767,9 @@ class Loop:
             self.writer.scalar(f"eval/win_rate/{r.opponent}", r.win_rate, self.decisions)
             self.writer.scalar(f"eval/ci_low/{r.opponent}", r.interval[0], self.decisions)
         self.save()  # the checkpoint carries the evaluation history
-        if self.config.eval.keep_best and best_evaluation(run.evaluations) is run.evaluations[-1]:
+        win_rates = [evaluation["results"][0]["win_rate"] for evaluation in run.evaluations]  # the first opponent
+        if self.config.eval.keep_best and best_index(win_rates) == len(win_rates) - 1:
             write_atomically(str(self.checkpoint_path.with_name(BEST_NAME)), self.checkpoint_path.read_bytes())
-
-
-def best_evaluation(evaluations: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The evaluation with the best win rate against the first opponent (the earliest on a tie): the policy
-    ``eval.keep_best`` keeps."""
-    best = None
-    for evaluation in evaluations:
-        if best is None or evaluation["results"][0]["win_rate"] > best["results"][0]["win_rate"]:
-            best = evaluation
-    return best
 
 
 def _short(name: str) -> str:
@@ -882,6 +874,6 @@ def _resume(config: TrainConfig, trainer: JaxPPO, path: Path) -> tuple[TrainConf
     return config, run, load_runner(checkpoint, trainer, f"checkpoint {str(path)!r}")
 
 
-__all__ = ["CHECKPOINT_NAME", "JaxPPO", "Loop", "RunState", "Runner", "Table", "Transition", "best_evaluation",
-           "forward", "gae", "init_network", "load_runner", "policy_logits", "save_checkpoint", "to_policy_net",
+__all__ = ["CHECKPOINT_NAME", "JaxPPO", "Loop", "RunState", "Runner", "Table", "Transition", "forward",
+           "gae", "init_network", "load_runner", "policy_logits", "save_checkpoint", "to_policy_net",
            "train"]
