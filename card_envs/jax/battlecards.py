@@ -158,6 +158,7 @@ from card_envs.battlecards.rules import (
     sorted_deck,
 )
 from card_envs.jax.core import CardEnv, CardState, mix32
+from card_envs.jax.core import computed_once as _keep
 
 MAX_SEATS = 6
 _NONE_KIND = NUM_KINDS  # the "none" entry of a kind one-hot
@@ -351,16 +352,6 @@ def _over_kinds(x: jax.Array) -> jax.Array:
     if x.ndim == 2:  # one game
         return x.sum(1)
     return functools.reduce(jnp.add, [x[:, k] for k in range(NUM_KINDS)])
-
-
-def _keep(x: jax.Array) -> jax.Array:
-    """``x``, computed once: XLA fuses chains of elementwise ops into every consumer, so a per-game value
-    read by per-seat or per-kind arrays would be recomputed for each of their entries; a reduction (here over
-    ``x`` and a neutral value) is not fused into its consumers (``optimization_barrier`` does not do it on CPU)."""
-    if x.dtype == jnp.bool_:
-        return jnp.stack([x, jnp.zeros_like(x)]).any(0)
-    neutral = jnp.finfo(x.dtype).min if jnp.issubdtype(x.dtype, jnp.floating) else jnp.iinfo(x.dtype).min
-    return jnp.stack([x, jnp.full_like(x, neutral)]).max(0)
 
 
 def _get_columns(rows: jax.Array, leaf: jax.Array) -> jax.Array:

@@ -140,6 +140,7 @@ from card_envs.cards import JOKER_IDS
 from card_envs.core.engine import NO_PLAYER
 from card_envs.jax.core import FALSE, CardEnv, CardState, Fields, key_words, padded
 from card_envs.jax.core import _column as column
+from card_envs.jax.core import computed_once as _once
 
 NUM_CARDS = NUM_NUMBER_CARDS  # 36 number cards per seat
 NUM_ROYALS = 3
@@ -382,13 +383,6 @@ def _any(flags: jax.Array) -> jax.Array:
     over a few dozen entries per state far slower than the same number of elementwise operations, which it
     fuses)."""
     return functools.reduce(jnp.logical_or, [flags[i] for i in range(flags.shape[0])])
-
-
-def _once(x: jax.Array) -> jax.Array:
-    """``x`` (int32), computed once: XLA fuses an elementwise value into each of its consumers and computes it
-    again for every entry of a larger array (e.g. each of the 72 zone entries), but computes a reduction (here
-    a sum with zero) once and keeps it (``optimization_barrier`` does not do that on CPU)."""
-    return jnp.stack([x, jnp.zeros_like(x)]).sum(0, dtype=jnp.int32)
 
 
 def _rows(x: ArrayLike, batch: tuple[int, ...]) -> jax.Array:

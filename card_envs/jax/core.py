@@ -436,8 +436,21 @@ def _has_module(module: str) -> bool:
 
 
 def tree_where(condition: jax.Array, on_true: Any, on_false: Any) -> Any:
-    """``jnp.where(condition, a, b)`` leaf by leaf over two pytrees of equal structure (a scalar condition)."""
-    return jax.tree.map(lambda a, b: jnp.where(condition, a, b), on_true, on_false)
+    """``jnp.where(condition, a, b)`` leaf by leaf over two pytrees of equal structure (a scalar condition). A leaf
+    that is the same array on both sides is passed through (XLA kept some of those selects: a batch-last step of
+    Revolutionary War's matches selected its unchanged later decks three times)."""
+    return jax.tree.map(lambda a, b: a if a is b else jnp.where(condition, a, b), on_true, on_false)
+
+
+def computed_once(x: jax.Array) -> jax.Array:
+    """``x``, computed once: XLA's CPU fusion puts a chain of elementwise ops into every consumer, so a value read
+    by many entries of larger arrays (a per-game value read by per-seat or per-kind rows, an observation's
+    blocks) would be computed again for each of them; a reduction (here over ``x`` and a neutral value) is not
+    fused into its consumers (``optimization_barrier`` does not do it on CPU)."""
+    if x.dtype == jnp.bool_:
+        return jnp.stack([x, jnp.zeros_like(x)]).any(0)
+    neutral = jnp.finfo(x.dtype).min if jnp.issubdtype(x.dtype, jnp.floating) else jnp.iinfo(x.dtype).min
+    return jnp.stack([x, jnp.full_like(x, neutral)]).max(0)
 
 
 def one_hot(index: jax.Array, size: int, dtype: Any = jnp.int32) -> jax.Array:
@@ -495,18 +508,42 @@ class ExactRatios:
 
     def rows(self, numerators: jax.Array) -> jax.Array:
         """The same values without a gather, for numerators ``(parts, *batch)`` (one row per part, any
-        trailing batch axes): ``n * float32(1 / d)`` (an IEEE product, as XLA computes it), replaced by the
-        table's value at the few numerators where that product is one ulp off. Elementwise, so XLA
-        vectorises it across a batch (a gather per entry compiles to a scalar loop)."""
+        trailing batch axes): ``n * float32(1 / d)`` (an IEEE product, as XLA computes it), moved by one ulp
+        at the numerators where that product is one ulp off: a select per such numerator when there are few,
+        else a bit of a mask (32 numerators a word) read at ``n``. Elementwise, so XLA vectorises it across a
+        batch (a gather per entry compiles to a scalar loop; a select per numerator, 21 to 32 of them for
+        Revolutionary War's pile sizes and match totals, made its observation's ratios most of its step)."""
         rows: list[jax.Array] = []
         for (denominator, top), numerator in zip(self.parts, numerators, strict=True):
             exact = self.table[self.offsets[len(rows)]:][: top + 1]
             reciprocal = np.float32(1 / denominator)
+            product = np.arange(top + 1, dtype=np.float32) * reciprocal
             value = numerator.astype(jnp.float32) * reciprocal
-            for n in np.flatnonzero(np.arange(top + 1, dtype=np.float32) * reciprocal != exact):
-                value = jnp.where(numerator == n, exact[n], value)
+            off = np.flatnonzero(product != exact)
+            if len(off) <= _FEW_SELECTS:
+                for n in off:
+                    value = jnp.where(numerator == n, exact[n], value)
+            else:
+                value = _moved_by_an_ulp(value, numerator, exact > product, exact < product)
             rows.append(value)
         return jnp.stack(rows)
+
+
+_FEW_SELECTS = 3  #: ExactRatios.rows: up to this many off numerators a part, a select each
+
+
+def _moved_by_an_ulp(value: jax.Array, numerator: jax.Array, up: np.ndarray, down: np.ndarray) -> jax.Array:
+    """``value`` (non-negative float32) one ulp up where ``up[numerator]``, one down where ``down[numerator]``
+    (flags per numerator ``0 .. len(up) - 1``; none elsewhere), read as bits of 32-bit words."""
+    def flag(bits: np.ndarray) -> jax.Array:
+        words = [sum(1 << (n % 32) for n in np.flatnonzero(bits) if n // 32 == w) for w in range(-(-len(bits) // 32))]
+        index = numerator >> 5
+        word = functools.reduce(lambda chosen, w: jnp.where(index == w, np.uint32(words[w]), chosen),
+                                range(len(words)), jnp.uint32(0))
+        return ((word >> (numerator & 31).astype(jnp.uint32)) & 1).astype(jnp.int32)
+
+    moved = jax.lax.bitcast_convert_type(value, jnp.int32) + flag(up) - flag(down)
+    return jax.lax.bitcast_convert_type(moved, jnp.float32)
 
 
 def observation_seat(current_player: jax.Array) -> jax.Array:
@@ -808,6 +845,6 @@ def _expand(flags: jax.Array, like: jax.Array, batch_axis: int = 0) -> jax.Array
 
 __all__ = [
     "CardEnv", "CardState", "JAX_GAMES", "OVER_PLAYER", "across_devices", "available_games", "batch_first",
-    "batch_last", "from_state", "hashed_words", "key_words", "make", "mix32", "random_legal_action",
+    "batch_last", "computed_once", "from_state", "hashed_words", "key_words", "make", "mix32", "random_legal_action",
     "random_legal_actions", "random_words", "reset_finished", "split_over_devices", "step_autoreset"
 ]
