@@ -548,9 +548,11 @@ def _drawn_rows(words: jax.Array, counts: jax.Array, taken: jax.Array) -> jax.Ar
     whole rows (batch axes last), the Lehmer decoding unrolled over the few draws."""
     draws = words.shape[0]
     running = _keep(jnp.stack(list(itertools.accumulate(counts[k] for k in range(NUM_KINDS)))))  # computed once:
-    kinds = _keep(jnp.stack(_draw_sequence(list(words), running)))  # each kind's row reads them (_keep)
-    return jnp.stack([functools.reduce(jnp.add, [((kinds[j] == k) & (j < taken)).astype(jnp.int32)
-                                                 for j in range(draws)]) for k in range(NUM_KINDS)])
+    kinds = jnp.stack(_draw_sequence(list(words), running))
+    draw = np.arange(draws).reshape((draws,) + (1,) * jnp.ndim(taken))
+    kinds = _keep(jnp.where(draw < taken, kinds, NUM_KINDS))  # each kind's row reads them (_keep)
+    return jnp.stack([functools.reduce(jnp.add, [(kinds[j] == k).astype(jnp.int32) for j in range(draws)])
+                      for k in range(NUM_KINDS)])
 
 
 def _per_kind(kinds: jax.Array, where: jax.Array | np.ndarray) -> jax.Array:
@@ -828,7 +830,10 @@ class Env(CardEnv[BattlecardsState]):
     def _rare_slots(batch: int) -> int:
         """Games of a batch given the full step at a time by :meth:`_rare_steps` (random play: about one step
         in twelve is not covered by the common step at 6 players; a tenth of the batch was 5-10% cheaper per
-        decision than a fifth at 2 and 6 players, 512 and 1,024 games a device)."""
+        decision than a fifth at 2 and 6 players, 512 and 1,024 games a device). With retirement a quarter was
+        slower too (4 players, 3 players with hand 10: about 6,900 against 5,900 ns of CPU time a decision, 512
+        games), though a round's fixed cost (about 560 us) is larger than its slots' (about 5.5 us each) and a
+        tenth often takes two rounds: the full step's loops run as long as the longest of their slots."""
         return min(batch, max(16, batch // 10))
 
     def _rare_steps(self, state: State, action: jax.Array, keys: jax.Array, common: Game,

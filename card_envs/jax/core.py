@@ -436,10 +436,8 @@ def _has_module(module: str) -> bool:
 
 
 def tree_where(condition: jax.Array, on_true: Any, on_false: Any) -> Any:
-    """``jnp.where(condition, a, b)`` leaf by leaf over two pytrees of equal structure (a scalar condition). A leaf
-    that is the same array on both sides is passed through (XLA kept some of those selects: a batch-last step of
-    Revolutionary War's matches selected its unchanged later decks three times)."""
-    return jax.tree.map(lambda a, b: a if a is b else jnp.where(condition, a, b), on_true, on_false)
+    """``jnp.where(condition, a, b)`` leaf by leaf over two pytrees of equal structure (a scalar condition)."""
+    return jax.tree.map(lambda a, b: jnp.where(condition, a, b), on_true, on_false)
 
 
 def computed_once(x: jax.Array) -> jax.Array:
