@@ -518,7 +518,8 @@ class ExactRatios:
             product = np.arange(top + 1, dtype=np.float32) * reciprocal
             value = numerator.astype(jnp.float32) * reciprocal
             off = np.flatnonzero(product != exact)
-            if len(off) <= _FEW_SELECTS:
+            one_ulp = np.abs(exact.view(np.int32) - product.view(np.int32)).max(initial=0) <= 1
+            if len(off) <= _FEW_SELECTS or not one_ulp:
                 for n in off:
                     value = jnp.where(numerator == n, exact[n], value)
             else:
