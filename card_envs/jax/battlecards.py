@@ -58,7 +58,7 @@ resolving or committing, ties, longer refills, two recycles, a recycle with reti
 ``shuffle_mid_game=False``) are gathered into slots and take the full step under ``vmap``
 (:meth:`Env._rare_steps`). Both steps draw a shuffled pile's cards from the same random words, so they give
 the same state for the same key. Observation and mask are written entry by entry along axis 0 for both
-layouts. Per-game values that many per-kind entries read are computed once (``_keep``): XLA's CPU fusion would
+layouts. Per-game values that many per-kind entries read are computed once (``computed_once``): XLA's CPU fusion would
 otherwise recompute them for each entry. For the same reason the full step reduces a game's per-seat and
 per-kind arrays with one reduction each, not adds of slices (the batch-last form): that made the rare step's
 slots about 6% cheaper per decision of the batch-last loop (6 players, 512 games: about 4,150 -> 3,900 ns of
@@ -157,8 +157,7 @@ from card_envs.battlecards.rules import (
     BattlecardsState,
     sorted_deck,
 )
-from card_envs.jax.core import CardEnv, CardState, mix32
-from card_envs.jax.core import computed_once as _keep
+from card_envs.jax.core import CardEnv, CardState, computed_once, mix32
 
 MAX_SEATS = 6
 _NONE_KIND = NUM_KINDS  # the "none" entry of a kind one-hot
@@ -435,7 +434,7 @@ def _first_draws(top: jax.Array, pile_n: jax.Array, shuffled: jax.Array, wanted:
     and the retired ones among them (per kind), and the shuffled pile left."""
     in_order = pile_n > 0
     kinds = _column(NUM_KINDS, pile_n[0])
-    running = _keep(jnp.stack(list(itertools.accumulate(shuffled[:, k] for k in range(NUM_KINDS)))))
+    running = computed_once(jnp.stack(list(itertools.accumulate(shuffled[:, k] for k in range(NUM_KINDS)))))
     size = pile_n + running[-1]
     first_word = jnp.asarray(first_word, jnp.uint32)
     at_random = _draw_sequence([_word_at(seed, first_word + np.uint32(j)) for j in range(top.shape[1])], running)
@@ -443,7 +442,7 @@ def _first_draws(top: jax.Array, pile_n: jax.Array, shuffled: jax.Array, wanted:
     drawn = retired = jnp.zeros_like(shuffled)
     for j, random_kind in enumerate(at_random):
         go = (kept < wanted) & (j < size)
-        kind = _keep(jnp.where(in_order, top[:, j], random_kind))
+        kind = computed_once(jnp.where(in_order, top[:, j], random_kind))
         hot = (kind[:, None] == kinds) & go[:, None]
         gone = _retired(kind, retire_level)
         kept, made = kept + (go & ~gone), made + go
@@ -547,10 +546,11 @@ def _drawn_rows(words: jax.Array, counts: jax.Array, taken: jax.Array) -> jax.Ar
     *batch)``) per draw: the cards :func:`_draw_kinds` draws from one multiset with the same words, written on
     whole rows (batch axes last), the Lehmer decoding unrolled over the few draws."""
     draws = words.shape[0]
-    running = _keep(jnp.stack(list(itertools.accumulate(counts[k] for k in range(NUM_KINDS)))))  # computed once:
+    # computed once, as the drawn kinds: each kind's row reads them
+    running = computed_once(jnp.stack(list(itertools.accumulate(counts[k] for k in range(NUM_KINDS)))))
     kinds = jnp.stack(_draw_sequence(list(words), running))
     draw = np.arange(draws).reshape((draws,) + (1,) * jnp.ndim(taken))
-    kinds = _keep(jnp.where(draw < taken, kinds, NUM_KINDS))  # each kind's row reads them (_keep)
+    kinds = computed_once(jnp.where(draw < taken, kinds, NUM_KINDS))
     return jnp.stack([functools.reduce(jnp.add, [(kinds[j] == k).astype(jnp.int32) for j in range(draws)])
                       for k in range(NUM_KINDS)])
 
@@ -733,12 +733,12 @@ class Env(CardEnv[BattlecardsState]):
         flow = Flow(seed=seed, counter=jnp.uint32(0), todo=jnp.int32(_DONE), resume=False, end_round=False,
                     winner=jnp.int32(0), tie=False, over=False, over_set=False)
         g, flow = self._decide(g, flow, action)
-        end = _keep(flow.todo == _RESOLVE)
+        end = computed_once(flow.todo == _RESOLVE)
         contenders = jnp.where(g.war_level > 0, g.participant, g.active)  # R8 / R13, as in _war
         values = jnp.where(contenders, _value(g.fighting, g.joker_value), -1)
         tied = contenders & (values == _over_seats(values, jnp.maximum))
         single = _over_seats(tied) == 1
-        winner = _keep(_over_seats(jnp.where(tied, _column(n, seed), n), jnp.minimum))
+        winner = computed_once(_over_seats(jnp.where(tied, _column(n, seed), n), jnp.minimum))
         # a war's resolution: only where the refill draws several cards a seat (a war's participants played two or
         # more cards from their hands), and the winner's face-up pile is counted, not ordered (_collect_round)
         ends_war = self.retire and not self.ordered
@@ -761,22 +761,22 @@ class Env(CardEnv[BattlecardsState]):
         seat, so both steps give the same state for the same key."""
         n, seed = self.n, flow.seed
         in_hand, pile = _over_kinds(g.hand), self._pile_sizes(g)
-        recycle = _keep(end & g.active & (in_hand == 0) & (pile == 0))
-        draw = _keep(end & g.active & (jnp.minimum(self.config.hand_size - in_hand, pile) > 0))
+        recycle = computed_once(end & g.active & (in_hand == 0) & (pile == 0))
+        draw = computed_once(end & g.active & (jnp.minimum(self.config.hand_size - in_hand, pile) > 0))
         fits = jnp.minimum(self.config.hand_size - in_hand, pile) <= 1
         covered = _over_seats(fits, jnp.logical_and) & (_over_seats(recycle) <= (0 if self.ordered else 1))
         top = _top_cards(g.pile, g.pile_n, 1)[:, 0]
         from_order: jax.Array | bool
         recycled: jax.Array | int
         if self.ordered:  # every pile is in order
-            kind = _keep(jnp.where(draw, top, NUM_KINDS))
+            kind = computed_once(jnp.where(draw, top, NUM_KINDS))
             from_order, recycled = True, 0
         else:
             g = self._recycle(g, recycle)
             index = _column(n, seed).astype(jnp.uint32) * jnp.uint32(self._most)  # _move's first draw of each seat
             shuffled = _sample_rows(_word_at(seed, index), g.pile_rand)
             from_order = g.pile_n > 0
-            kind = _keep(jnp.where(draw, jnp.where(from_order, top, shuffled), NUM_KINDS))
+            kind = computed_once(jnp.where(draw, jnp.where(from_order, top, shuffled), NUM_KINDS))
             recycled = self._recycled_draws(g, recycle, seed)
         drawn = (_column(NUM_KINDS, seed)[None] == kind[:, None]).astype(jnp.int32)
         pile_known, pile_unknown = _take_known(g.pile_known, g.pile_unknown, drawn + recycled)
@@ -819,12 +819,12 @@ class Env(CardEnv[BattlecardsState]):
         from :meth:`_move`'s random words of that seat (those cards come out the same in both steps)."""
         n, most, draws = self.n, self._most, self.config.hand_size
         seat = _over_seats(jnp.where(recycle, _column(n, seed), 0), jnp.maximum)
-        pile = _keep(_of(g.pile_rand, seat))  # (14, *batch)
+        pile = computed_once(_of(g.pile_rand, seat))  # (14, *batch)
         count = jnp.where(_over_seats(recycle, jnp.logical_or), jnp.minimum(draws, _over_kinds(pile[None])[0]), 0)
         index = seat.astype(jnp.uint32) * jnp.uint32(most) + _column(draws, seed).astype(jnp.uint32)
         words = _word_at(seed, index)  # (draws, *batch)
-        counts = _keep(_drawn_rows(words, pile, count))  # (14, *batch)
-        return _keep((_seat_hot(seat, n) & recycle)[:, None] * counts[None])
+        counts = computed_once(_drawn_rows(words, pile, count))  # (14, *batch)
+        return computed_once((_seat_hot(seat, n) & recycle)[:, None] * counts[None])
 
     @staticmethod
     def _rare_slots(batch: int) -> int:
@@ -1050,9 +1050,10 @@ class Env(CardEnv[BattlecardsState]):
             else:
                 drawn, left = from_shuffled, pile_n
             shuffled = jnp.where(pile_n == 0, shuffled - drawn, shuffled)
-        drawn = _keep(drawn)
+        drawn = computed_once(drawn)
         seat = _one_hot(p, self.n)
-        g = self._drawn_retiring(g, seat[:, None] * drawn, seat[:, None] * _keep(drawn * _retired(_KINDS, level)))
+        retired = computed_once(drawn * _retired(_KINDS, level))
+        g = self._drawn_retiring(g, seat[:, None] * drawn, seat[:, None] * retired)
         pile_n = jnp.where(seat, left, g.pile_n)
         return g._replace(pile_n=pile_n, pile=jnp.where(slots < pile_n[:, None], g.pile, 0).astype(jnp.int8),
                           pile_rand=jnp.where(seat[:, None], shuffled, g.pile_rand))
@@ -1095,7 +1096,7 @@ class Env(CardEnv[BattlecardsState]):
             round_card=jnp.where(seat & round_card, action, g.round_card),
             bury_left=g.bury_left - bury,
         )
-        follower = _keep(self._next_active(g, p))  # R7: the next follower, or the round is resolved
+        follower = computed_once(self._next_active(g, p))  # R7: the next follower, or the round is resolved
         round_done = round_card & (follower == g.leader)
         shower, more = self._next_in_war(g, _over_seats(g.entry * seat))  # R12: the next war card, or resolve
         war_up = phase == WAR_UP
@@ -1243,8 +1244,8 @@ class Env(CardEnv[BattlecardsState]):
         truncation, the next leader and round."""
         c = self.config
         end = flow.end_round
-        held = _keep(self._held(g))
-        out = _keep(end & g.active & (held == 0))  # R17
+        held = computed_once(self._held(g))
+        out = computed_once(end & g.active & (held == 0))  # R17
         g = g._replace(active=g.active & ~out)
         if c.shaping_weight:
             g = self._shape(g, held, end)
@@ -1252,7 +1253,7 @@ class Env(CardEnv[BattlecardsState]):
         last_one = end & (remaining <= 1)  # R16.4 / A32
         limit = c.max_rounds if c.max_rounds is not None else np.iinfo(np.int32).max
         truncate = end & ~last_one & (g.rounds >= limit)  # R16.5 / R19
-        last_one, truncate = _keep(last_one), _keep(truncate)
+        last_one, truncate = computed_once(last_one), computed_once(truncate)
         go_on = end & ~last_one & ~truncate
         g = self._pay_elimination(g, out & go_on)
         leader_out = go_on & ~_of(g.active, g.leader)  # R16.6 / A33
@@ -1267,7 +1268,7 @@ class Env(CardEnv[BattlecardsState]):
         """R14 (when ``won``): the winner takes the table (chronological order, R23); ``jv`` becomes the
         value of its fighting card (a winning joker leaves it, A37)."""
         seat = _seat_hot(winner, self.n) & won
-        stakes = _keep(_over_seats(g.table_up + g.table_down + g.table_buried))
+        stakes = computed_once(_over_seats(g.table_up + g.table_down + g.table_buried))
         if self.ordered and jnp.ndim(won):  # the common step: a round without a war (batch axis last)
             g = self._collect_round(g, won, winner)
         elif self.ordered:
@@ -1433,7 +1434,7 @@ class Env(CardEnv[BattlecardsState]):
         # relative to the observer (j = 0: own), part by part: each select chain reads the small game arrays
         # (a concatenated block of every seat was written out once and read again by each rotation); the seat
         # masks once per game, not per entry
-        rotated = [_of(part, None, hot) for hot in (_keep(_seat_hot(_wrap(o + j, n), n)) for j in range(n))
+        rotated = [_of(part, None, hot) for hot in (computed_once(_seat_hot(_wrap(o + j, n), n)) for j in range(n))
                    for part in seat_parts]
         own = lambda x: _of(x, o)  # noqa: E731
         batch = jnp.shape(o)

@@ -73,7 +73,7 @@ R11 forced steps           at most ``MAX_FORCED_TURNS`` turns; the first in line
                            ``vmap`` through ``custom_vmap``): a batched loop would run the whole batch as
                            often as its longest chain needs
 per-game values            the few a zone update reads (the moved card, its destination, the attacked
-                           unit, the drawn pile positions) computed once (``_once``): XLA fuses an
+                           unit, the drawn pile positions) computed once (``computed_once``): XLA fuses an
                            elementwise value into each consumer and computed it again for each of the 72
                            zone entries (the batch-last step cost 1.4x more)
 ``_zone``, ``_order``      int8: the largest arrays a step updates (several passes) move a quarter of the
@@ -138,9 +138,8 @@ from card_envs.bloodlines.rules import (
 )
 from card_envs.cards import JOKER_IDS
 from card_envs.core.engine import NO_PLAYER
-from card_envs.jax.core import FALSE, CardEnv, CardState, Fields, key_words, padded
+from card_envs.jax.core import FALSE, CardEnv, CardState, Fields, computed_once, key_words, padded
 from card_envs.jax.core import _column as column
-from card_envs.jax.core import computed_once as _once
 
 NUM_CARDS = NUM_NUMBER_CARDS  # 36 number cards per seat
 NUM_ROYALS = 3
@@ -602,27 +601,28 @@ class Env(CardEnv[BloodlinesState]):
         unit_attack, joker_attack, buy = is_kind(K_ATTACK), is_kind(K_JOKER_ATTACK), is_kind(K_BUY)
         strike = unit_attack | joker_attack
 
-        # the zone entries read only the per-game values below, each computed once (``_once``); a zone that
+        # the zone entries read only the per-game values below, each computed once (``computed_once``); a zone that
         # is not there (_NO_ZONE) matches no card
         # the named hand card moves (R7, R8, R9a-c); a new unit is appended at the end (R17)
         columns = column(NUM_CARDS, me)
         zone = state._zone
-        zone = jnp.where(mine & (columns == _once(card)), _once(jnp.where(is_kind(K_NEW_UNIT), Z_UNIT + units, dest)),
-                         zone)
+        placed = computed_once(jnp.where(is_kind(K_NEW_UNIT), Z_UNIT + units, dest))
+        zone = jnp.where(mine & (columns == computed_once(card)), placed, zone)
         # R10.1 / R17: the attacking unit's spades are discarded, later units move down one index
-        attacked = _once(jnp.where(unit_attack, Z_UNIT + unit, _NO_ZONE))
+        attacked = computed_once(jnp.where(unit_attack, Z_UNIT + unit, _NO_ZONE))
         zone = jnp.where(mine & (zone == attacked), Z_DISCARD, zone)
         zone = jnp.where(mine & (zone > attacked) & (zone < Z_POOL), zone - 1, zone)
         # R10.2: the hearts under the target go whatever happens; R9f / A31: the whole pool is spent
-        zone = jnp.where(theirs & (zone == _once(jnp.where(strike, Z_HEART + royal, _NO_ZONE))), Z_DISCARD, zone)
-        zone = jnp.where(mine & (zone == _once(jnp.where(buy, Z_POOL, _NO_ZONE))), Z_DISCARD, zone)
+        struck = computed_once(jnp.where(strike, Z_HEART + royal, _NO_ZONE))
+        zone = jnp.where(theirs & (zone == struck), Z_DISCARD, zone)
+        zone = jnp.where(mine & (zone == computed_once(jnp.where(buy, Z_POOL, _NO_ZONE))), Z_DISCARD, zone)
 
         # draws: cycle 1 (R7a), power its value (R7b); end step 1's draw (R4) is _end_step1's
         top = _of(state._top, me)
         hand_size = _of(state._hand_size, me) - (card >= 0)
         wanted = jnp.where(is_kind(K_CYCLE), 1, jnp.where(is_kind(K_POWER), value, 0))
         drawn = jnp.minimum(wanted, NUM_CARDS - top)  # R12 / A14: a short pile gives what it has
-        drawing = mine & (zone == Z_PILE) & (state._order < _once(top + drawn))
+        drawing = mine & (zone == Z_PILE) & (state._order < computed_once(top + drawn))
         zone = jnp.where(drawing, Z_HAND, zone)
         order = jnp.where(drawing, -1, state._order)  # a card out of the pile has no position (canonical)
         hand_size = hand_size + drawn
@@ -775,7 +775,7 @@ class Env(CardEnv[BloodlinesState]):
         top = _of(state._top, me)
         draw = taking & (_of(state._hand_size, me) < self._limit) & (top < NUM_CARDS)
         # the pile position drawn, once for the 72 entries (none: a position no card has)
-        drawing = _seat_rows(me, 1) & (state._order == _once(jnp.where(draw, top, NUM_CARDS)))
+        drawing = _seat_rows(me, 1) & (state._order == computed_once(jnp.where(draw, top, NUM_CARDS)))
         return state.replace(
             _zone=jnp.where(drawing, Z_HAND, state._zone).astype(CARDS),
             _order=jnp.where(drawing, -1, state._order).astype(CARDS),

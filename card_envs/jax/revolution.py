@@ -86,7 +86,7 @@ Speed (CPU, measured per part of the compiled batch-last loop, with per-op trace
 value into each of its consumers and computes it again for every entry of a larger output, so values that
 feed many entries are produced by reductions, which XLA computes once: the legal cards as suit words
 (:func:`_chosen`, before they are spread into 52 mask entries), the card played and the cards dealt as suit
-words, the new-hand flag (:func:`_once`, before the 16 words of the holdings). The observation (541 floats,
+words, the new-hand flag (``computed_once``, before the 16 words of the holdings). The observation (541 floats,
 most of the bytes a step writes) is the largest part: its 0/1 entries are first set as bits of 17 words
 (:func:`_packed`, each entry at its own index), then spread into floats in one elementwise pass that writes
 every entry once, the ratio entries written over their places (:func:`_spread`). A per-row Threefry in the step
@@ -110,7 +110,7 @@ import jax.numpy as jnp
 import numpy as np
 from pgx._src.struct import dataclass
 
-from card_envs.jax.core import FALSE, CardEnv, CardState, ExactRatios, hashed_words, key_words
+from card_envs.jax.core import FALSE, CardEnv, CardState, ExactRatios, computed_once, hashed_words, key_words
 from card_envs.jax.core import _column as column
 from card_envs.revolution import encoding
 from card_envs.revolution.rules import (
@@ -278,7 +278,7 @@ class Env(CardEnv[RevolutionState]):
         takes = leads | fixes | beats
         is_player = _seats(player) == player
         # the card as suit words (none for a pass), computed once for the 16 words of the holdings
-        card_words = _once(jnp.where((_seats(suit) == suit) & plays, 1 << rank, 0))
+        card_words = computed_once(jnp.where((_seats(suit) == suit) & plays, 1 << rank, 0))
         right = (player + 3) & 3  # R4: the offer moves to the right
         pass_phase = jnp.where(right == state._designated, FORCED, OFFERED)  # R5
         fields = dict(
@@ -298,7 +298,8 @@ class Env(CardEnv[RevolutionState]):
             fields["_passes_this_hand"] = state._passes_this_hand + (is_player & is_pass)
         if self.config.void_inferences:
             off_led = following & no_trump & (suit != state._led_suit)
-            fields["_limits"] = _once(_narrowed(state._limits, is_player & off_led, fixes, suit, state._led_suit))
+            limits = _narrowed(state._limits, is_player & off_led, fixes, suit, state._led_suit)
+            fields["_limits"] = computed_once(limits)
         return state.replace(**fields)
 
     # -- the end of a trick, a hand, the series (R11-R19, R23) ------------------------------------------
@@ -338,7 +339,7 @@ class Env(CardEnv[RevolutionState]):
             _phase=jnp.where(next_trick, DESIGNATED, state._phase),
         )
         if self.config.full_recall:
-            fields["_played"] = _once(state._played | jnp.where(done, _card_words(state._trick), 0))
+            fields["_played"] = computed_once(state._played | jnp.where(done, _card_words(state._trick), 0))
         return state.replace(**fields), rewards
 
     def _end_hand(self, state: State, done: Array) -> tuple[State, Array]:
@@ -349,7 +350,7 @@ class Env(CardEnv[RevolutionState]):
         unique_top = jnp.sum(scores == jnp.max(scores, axis=0), axis=0) == 1
         extra_hands = state._hand_number - config.num_hands
         series_done = done & (extra_hands >= 0) & (unique_top | (extra_hands >= config.max_extra_hands))
-        new_hand = _once(done & ~series_done)
+        new_hand = computed_once(done & ~series_done)
         # the next hand is complete: a hand lasts >= 16 steps, its deal 13
         start = _hand_start(state._next_holdings, config.void_inferences)
         unused = {"_passes_this_hand", "_played"} if not config.full_recall else set()
@@ -554,13 +555,6 @@ def _pick(rows: Any, index: Array) -> Array:
     return out
 
 
-def _once(x: Array) -> Array:
-    """``x``, computed once: as a reduction (a sum with zeros), which XLA keeps, where it would fuse an
-    elementwise ``x`` into every consumer and compute it again for each entry of a larger array (e.g. the
-    16 suit words of the holdings)."""
-    return jnp.sum(jnp.stack([x, jnp.zeros_like(x)]), axis=0, dtype=x.dtype)
-
-
 def _chosen(rows: list[Array], index: Array) -> Array:
     """``rows[index]`` (integer arrays of one shape; zero for an index out of range) as a sum over the rows:
     XLA computes a reduction once and keeps it, where it would fuse a chain of selections into every
@@ -646,12 +640,12 @@ def _card_words(cards: Array) -> Array:
 
 def _whole_deal(words: Array) -> Array:
     """Hand 1 of ``init`` (A4) from 52 random 32-bit ``words``, as ``[seat, suit]`` words: four cards at a time,
-    as the next hand is dealt during play (:func:`_deal_next_cards`). Computed once (:func:`_once`): XLA would
+    as the next hand is dealt during play (:func:`_deal_next_cards`). Computed once (``computed_once``): XLA would
     deal again in each consumer of the holdings (the mask and the observation of ``init``), doubling a re-deal."""
     undealt = State()  # nothing of the next hand dealt yet
     for first in range(0, NUM_CARDS, DEALT_PER_STEP):
         undealt = _deal_next_cards(undealt, words[first:first + DEALT_PER_STEP])
-    return _once(undealt._next_holdings)
+    return computed_once(undealt._next_holdings)
 
 
 def _deck_deal(deck: Array, dealer: Array) -> Array:
@@ -703,7 +697,7 @@ def _deal_next_cards(state: State, words: Array) -> State:
     # the receiving seats by suit (2 bits each) and the rank's bit (none once the deal is complete) in one word,
     # computed once: a stack of them would draw each suit's seat again with the draws before it
     rank_bit = jnp.where(dealing, 1 << (state._next_dealt // NUM_PLAYERS), 0)
-    dealt_word = _once(sum(seat << (2 * suit) for suit, seat in enumerate(drawn)) | (rank_bit << 8))
+    dealt_word = computed_once(sum(seat << (2 * suit) for suit, seat in enumerate(drawn)) | (rank_bit << 8))
     seats, rank_bit = (dealt_word >> (2 * _seats(dealt_word))) & 3, dealt_word >> 8
     gets = _seats(dealt)[:, None] == seats[None]  # [seat, suit]
     held = state._next_holdings | jnp.where(gets, rank_bit, 0)

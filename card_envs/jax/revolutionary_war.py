@@ -241,8 +241,8 @@ class Env(CardEnv[RevolutionaryWarState]):
         if self.max_games > 1:  # else the first game always ends the match
             # the next game's deck, a select chain (a gather cost ~15% more a decision, batch-last, target_score=80)
             game = jnp.clip(state._game_number - 1, 0, self.max_games - 2)
-            deck = computed_once(functools.reduce(lambda chosen, g: jnp.where(game == g, state._decks[g], chosen),
-                                                  range(1, self.max_games - 1), state._decks[0]))
+            deck = functools.reduce(lambda chosen, g: jnp.where(game == g, state._decks[g], chosen),
+                                    range(1, self.max_games - 1), state._decks[0])
             dealt = state.replace(_piles=jnp.zeros_like(piles), _pile_sizes=jnp.zeros_like(scores),
                                   _game_number=state._game_number + 1,
                                   _dealer=dealer, **_deal(deck, dealer))  # A46: R4 on the new deal
