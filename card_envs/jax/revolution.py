@@ -266,7 +266,7 @@ class Env(CardEnv[RevolutionState]):
         is_pass = action == PASS
         plays = ~is_pass
         card = jnp.where(plays, action, 0)
-        suit, rank = card // HAND_SIZE, card % HAND_SIZE
+        suit = jax.lax.div(card, HAND_SIZE)  # a card index is never negative: no floor correction
         following = state._phase == FOLLOW
         leads = plays & ~following  # R6
         # R9: while no trump is fixed, the first follower's card of neither LS nor PL fixes it
@@ -278,7 +278,7 @@ class Env(CardEnv[RevolutionState]):
         takes = leads | fixes | beats
         is_player = _seats(player) == player
         # the card as suit words (none for a pass), computed once for the 16 words of the holdings
-        card_words = computed_once(jnp.where((_seats(suit) == suit) & plays, 1 << rank, 0))
+        card_words = computed_once(_suit_words(action))
         right = (player + 3) & 3  # R4: the offer moves to the right
         pass_phase = jnp.where(right == state._designated, FORCED, OFFERED)  # R5
         fields = dict(
@@ -298,8 +298,7 @@ class Env(CardEnv[RevolutionState]):
             fields["_passes_this_hand"] = state._passes_this_hand + (is_player & is_pass)
         if self.config.void_inferences:
             off_led = following & no_trump & (suit != state._led_suit)
-            limits = _narrowed(state._limits, is_player & off_led, fixes, suit, state._led_suit)
-            fields["_limits"] = computed_once(limits)
+            fields["_limits"] = _narrowed(state._limits, is_player, off_led, fixes, suit, state._led_suit)
         return state.replace(**fields)
 
     # -- the end of a trick, a hand, the series (R11-R19, R23) ------------------------------------------
@@ -339,7 +338,8 @@ class Env(CardEnv[RevolutionState]):
             _phase=jnp.where(next_trick, DESIGNATED, state._phase),
         )
         if self.config.full_recall:
-            fields["_played"] = computed_once(state._played | jnp.where(done, _card_words(state._trick), 0))
+            # the trick's cards (this step's included) computed once: each of the 16 words would place it again
+            fields["_played"] = state._played | jnp.where(done, _card_words(computed_once(state._trick)), 0)
         return state.replace(**fields), rewards
 
     def _end_hand(self, state: State, done: Array) -> tuple[State, Array]:
@@ -592,10 +592,10 @@ def _packed(size: int, words: list[tuple[int, Array]], hot: list[tuple[int, Arra
         if shift + HAND_SIZE > 32:
             packed[at + 1] = packed[at + 1] | (word >> (32 - shift))
     for index, value, n in hot:
-        entry = (index + value).astype(jnp.uint32)
-        bit = jnp.where((value >= 0) & (value < n), jnp.uint32(1) << (entry % 32), jnp.uint32(0))
-        for at in range(index // 32, (index + n - 1) // 32 + 1):
-            packed[at] = packed[at] | jnp.where(entry // 32 == at, bit, jnp.uint32(0))
+        # the entry's bit from the block's first word on; a value outside 0 .. n-1 lies past every word
+        offset = jnp.where((value >= 0) & (value < n), value + index % 32, 1 << 30).astype(jnp.uint32)
+        for k, at in enumerate(range(index // 32, (index + n - 1) // 32 + 1)):
+            packed[at] = packed[at] | (jnp.uint32(1) << (offset - 32 * k))  # a shift by 32 or more (or wrapped) gives 0
     for index, flag in flags:
         packed[index // 32] = packed[index // 32] | (flag.astype(jnp.uint32) << (index % 32))
     return jnp.stack(packed)
@@ -628,11 +628,16 @@ def _card_bits(words: Array) -> Array:
     return ((words[:, None] >> ranks) & 1).reshape((NUM_CARDS, *words.shape[1:])).astype(jnp.bool_)
 
 
+def _suit_words(card: Array) -> Array:
+    """A card index (a scalar field; none outside ``0 .. 51``, e.g. -1 or the pass id 52) as 4 suit words: in the
+    word of suit ``s`` the card's rank is ``card - 13 s``, a bit only if in ``0 .. 12`` (a shift by a negative
+    amount or by 32 or more gives 0). Three operations a word, no division."""
+    return (1 << (card - HAND_SIZE * _seats(card))) & FULL_WORD
+
+
 def _card_words(cards: Array) -> Array:
     """Card indices ``(k, ...)`` (-1: none) as one set of suit words per card, ``(k, 4, ...)``."""
-    suits = _seats(cards[0])[None]
-    cards = cards[:, None]
-    return jnp.where((cards >= 0) & (cards // HAND_SIZE == suits), 1 << (cards % HAND_SIZE), 0)
+    return jnp.stack([_suit_words(card) for card in cards])
 
 
 # -- dealing (section 3) ------------------------------------------------------------------------------------------
@@ -766,18 +771,21 @@ def _ace_limits(ace_holder: Array) -> Array:
     return jnp.where(others, FULL_WORD & ~ACE_BIT, FULL_WORD)
 
 
-def _narrowed(limits: Array, off_led: Array, fixes: Array, suit: Array, led: Array) -> Array:
-    """``limits`` (``[seat, suit]`` words) narrowed by what one follow proves (``rules._narrow``, spec 7.3):
-    the seat flagged in ``off_led`` played a card of ``suit`` off the led suit before trump was fixed, so it is
-    void in the led suit if the card ``fixes`` trump, else (a case-(c) card, R7 c) holds nothing but ``suit``."""
+def _narrowed(limits: Array, is_player: Array, off_led: Array, fixes: Array, suit: Array, led: Array) -> Array:
+    """``limits`` (``[seat, suit]`` words) narrowed by what one follow proves (``rules._narrow``, spec 7.3): if
+    ``off_led``, the player (``is_player``, by seat) played a card of ``suit`` off the led suit before trump was
+    fixed, so it is void in the led suit if the card ``fixes`` trump, else (a case-(c) card, R7 c) holds nothing
+    but ``suit``. What the follow allows, by suit, is computed once: each of the 16 words would else decode the
+    action again."""
     suits = _seats(suit)
     allowed = jnp.where(fixes, jnp.where(suits == led, 0, FULL_WORD), jnp.where(suits == suit, FULL_WORD, 0))
-    return limits & jnp.where(off_led[:, None], allowed[None], FULL_WORD)
+    allowed = computed_once(jnp.where(off_led, allowed, FULL_WORD))
+    return limits & jnp.where(is_player[:, None], allowed[None], FULL_WORD)
 
 
 def _possible_holdings(state: State, me: Array, my_holding: Array) -> Array:
     """``rules.possible_holdings`` by seat relative to ``me`` (``[seat, suit]`` words; row 0, ``me``'s own, is
     not meaningful): the cards ``me`` has not seen within each seat's limits. Under ``full_recall`` ``me`` has
     seen every card played this hand, so the unseen cards are those the other seats hold."""
-    unseen = _or_rows(state._holdings) ^ my_holding
+    unseen = computed_once(_or_rows(state._holdings) ^ my_holding)  # once: each of the 12 words would pick again
     return _relative(state._limits, me) & unseen
