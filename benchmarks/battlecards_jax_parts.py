@@ -5,6 +5,9 @@ Run from the repository root (needs the ``jax`` extra)::
     python -m benchmarks.battlecards_jax_parts                  # six players, batch 512, one device
     python -m benchmarks.battlecards_jax_parts --players 2 --batch 1024 --repeats 7
     taskset -c 0 python -m benchmarks.battlecards_jax_parts     # one core: no other thread in the figures
+    python -m benchmarks.battlecards_jax_parts --config '{"num_players": 4, "retire_lowest_on_flip": true}'
+    git worktree add /tmp/before HEAD~1                         # then the engine before a change, in the same run:
+    python -m benchmarks.battlecards_jax_parts --rows engine,against --against /tmp/before
 
 Every row runs ``benchmarks.jax_throughput``'s batch-last loop (``make_runner``: ``env.step_batch_last``, a
 random legal action per game, ``reset_finished(..., lazy=True)``) on an engine of the same config, for ``--steps``
@@ -12,14 +15,20 @@ steps per timed call, rows round-robin, repeat by repeat; each figure is the med
 per game-step.
 
 =========================  ==========================================================================================
-row                        the engine
+row (``--rows`` key)       the engine
 =========================  ==========================================================================================
 ``engine``                 ``card_envs.jax.battlecards.Env``, as shipped
 ``no rare step``           the common step's result for every game: decisions it does not cover (wars, multi-card
-                           refills, ...) are left wrong. **Not the rules**: a bound on what the rare step costs
+(``no-rare``)              refills, ...) are left wrong. **Not the rules**: a bound on what the rare step costs
 ``no observation``         the observation is zeros (the step, mask and rewards as shipped): a bound on what the
-                           533 observation entries cost
+(``no-observation``)       533 observation entries cost
 ``neither``                both of the above: what the common step, the mask and the loop cost
+``default rules``          the shipped engine with every option at its default but ``num_players`` (with
+(``default``)              ``--config`` only): issue 41 asks every config for at least half of its rate
+``engine at PATH``         ``PATH/card_envs/jax/battlecards.py`` (``--against PATH``: another checkout, e.g. a ``git
+(``against``)              worktree`` of the commit before a change), the same config: a change timed against the
+                           engine before it in one process, round-robin (runs a minute apart on this shared machine
+                           differ by up to 25%; rows of one run, a few percent)
 =========================  ==========================================================================================
 
 Also printed: the share of the running games' next decisions (a random legal action, at ``--steps`` positions of
@@ -30,6 +39,7 @@ faster than in its benchmark runs.
 
 from __future__ import annotations
 
+import json
 import statistics
 import sys
 import time
@@ -41,11 +51,19 @@ if __package__ in (None, ""):  # run as ``python benchmarks/battlecards_jax_part
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
-from card_envs.core.commands import CommandParser, guarded  # noqa: E402
+from card_envs.core.commands import CommandParser, guarded, json_object  # noqa: E402
+from card_envs.core.errors import ConfigError  # noqa: E402
+
+#: the ``--rows`` keys, in the report's order, and each row's name
+ROWS = {"engine": "engine", "no-rare": "no rare step", "no-observation": "no observation", "neither": "neither",
+        "default": "default rules", "against": "engine at {path}"}
 
 
-def engines(players: int) -> dict[str, Any]:
-    """The four engines of the rows, for ``players`` seats (the config's other options at their defaults)."""
+def engines(config: dict[str, Any], rows: Sequence[str] = ("engine", "no-rare", "no-observation", "neither"),
+            against: Path | None = None) -> dict[str, Any]:
+    """The engines of the ``rows`` (``ROWS`` keys) for Battlecards options ``config`` (``default``: the same
+    ``num_players``, every other option at its default; ``against``: the engine module of the checkout at
+    ``against``)."""
     import jax.numpy as jnp
 
     from card_envs.battlecards.encoding import OBSERVATION_SIZE
@@ -62,9 +80,36 @@ def engines(players: int) -> dict[str, Any]:
     class Neither(NoRareStep, NoObservation):
         pass
 
-    return {name: kind(num_players=players) for name, kind in (
-        ("engine", battlecards.Env), ("no rare step", NoRareStep), ("no observation", NoObservation),
-        ("neither", Neither))}
+    kinds = {"engine": battlecards.Env, "no-rare": NoRareStep, "no-observation": NoObservation, "neither": Neither}
+    made = {}
+    for key in rows:
+        if key == "default":
+            made[ROWS[key]] = battlecards.Env(num_players=config.get("num_players", 4))
+        elif key == "against":
+            if against is None:
+                raise ConfigError("the row 'against' needs --against PATH")
+            made[ROWS[key].format(path=against)] = checkout_engine(against).Env(**config)
+        else:
+            made[ROWS[key]] = kinds[key](**config)
+    return made
+
+
+def checkout_engine(root: Path) -> Any:
+    """``card_envs/jax/battlecards.py`` of the checkout at ``root``, imported beside the installed one (as the
+    module ``battlecards_at_<n>``; its imports are the installed package's, so it must be compatible with this
+    ``card_envs.jax.core``)."""
+    import importlib.util
+
+    path = Path(root) / "card_envs" / "jax" / "battlecards.py"
+    if not path.is_file():
+        raise ConfigError(f"--against {root}: no card_envs/jax/battlecards.py there (give a checkout's root)")
+    name = f"battlecards_at_{len([m for m in sys.modules if m.startswith('battlecards_at_')])}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # the state's dataclass looks its module up while it is made
+    spec.loader.exec_module(module)
+    return module
 
 
 def uncovered_share(env: Any, states: Any, steps: int, run: Any) -> float:
@@ -96,18 +141,34 @@ def uncovered_share(env: Any, states: Any, steps: int, run: Any) -> float:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = CommandParser(prog="python -m benchmarks.battlecards_jax_parts", description=__doc__.split("\n\n")[0])
     parser.add_argument("--players", type=int, default=6, help="Battlecards' num_players (default 6)")
+    parser.add_argument("--config", type=json_object, default=None,
+                        help="Battlecards options as a JSON object (its num_players wins over --players); adds the "
+                             "row 'default rules'")
+    parser.add_argument("--rows", default=None,
+                        help=f"comma-separated row keys ({', '.join(ROWS)}; default: the first four, and 'default' "
+                             "with --config, 'against' with --against)")
+    parser.add_argument("--against", type=Path, default=None, metavar="PATH",
+                        help="a checkout's root: its engine, the same config, as one more row")
     parser.add_argument("--batch", type=int, default=512, help="games at once (default 512, the best a device)")
     parser.add_argument("--steps", type=int, default=200, help="steps per timed call (default 200)")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--slots", type=int, default=64, help="deal slots of reset_finished (default 64)")
     args = parser.parse_args(argv)
-    if not 2 <= args.players <= 6 or args.batch < 1 or args.steps < 1 or args.repeats < 1 or args.slots < 1:
-        parser.error("--players must be 2-6; --batch, --steps, --repeats and --slots positive")
+    config = {"num_players": args.players} | (args.config or {})
+    if not 2 <= config["num_players"] <= 6 or args.batch < 1 or args.steps < 1 or args.repeats < 1 or args.slots < 1:
+        parser.error("num_players must be 2-6; --batch, --steps, --repeats and --slots positive")
+    keys = (args.rows.split(",") if args.rows else ["engine", "no-rare", "no-observation", "neither"]
+            + (["default"] if args.config else []) + (["against"] if args.against else []))
+    unknown = [key for key in keys if key not in ROWS]
+    if unknown or "engine" not in keys:
+        parser.error(f"--rows takes {', '.join(ROWS)} and includes engine; got {args.rows}")
+    if "against" in keys and args.against is None:
+        parser.error("the row 'against' needs --against PATH")
     import jax
 
     from benchmarks.jax_throughput import make_runner
 
-    rows = engines(args.players)
+    rows = engines(config, keys, args.against)
     runs, states = {}, {}
     for name, env in rows.items():
         print(f"compiling {name} ...", file=sys.stderr, flush=True)
@@ -123,15 +184,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             samples[name].append((time.process_time() - cpu) / (args.steps * args.batch) * 1e9)
     share = uncovered_share(rows["engine"], states["engine"], args.steps, runs["engine"])
     engine = statistics.median(samples["engine"])
-    print(f"Battlecards, {args.players} players, batch {args.batch} batch-last, {args.repeats} repeats of "
-          f"{args.steps} steps; CPU ns per game-step (median, min-max); decisions the common step does not cover: "
-          f"{share:.1%}\n")
-    print("| row | CPU ns per game-step | engine / row |")
-    print("|---|---:|---:|")
+    print(report(config, args, share, samples))
+    if "default rules" in samples:  # issue 41's ratio: the config's rate over the default rules' (CPU time)
+        ratio = statistics.median(samples["default rules"]) / engine
+        print(f"\nThe config's rate over the default rules' (issue 41: at least 0.5x): {ratio:.2f}x")
+    return 0
+
+
+def report(config: dict[str, Any], args: Any, share: float, samples: dict[str, list[float]]) -> str:
+    """The table of the rows: CPU ns per game-step (median, min-max) and the engine's time over the row's."""
+    engine = statistics.median(samples["engine"])
+    lines = [f"Battlecards {json.dumps(config, sort_keys=True)}, batch {args.batch} batch-last, {args.repeats} "
+             f"repeats of {args.steps} steps; CPU ns per game-step (median, min-max); decisions the common step "
+             f"does not cover: {share:.1%}", "", "| row | CPU ns per game-step | engine / row |", "|---|---:|---:|"]
     for name, values in samples.items():
         median = statistics.median(values)
-        print(f"| {name} | {median:,.0f} ({min(values):,.0f}-{max(values):,.0f}) | {engine / median:.2f}x |")
-    return 0
+        lines.append(f"| {name} | {median:,.0f} ({min(values):,.0f}-{max(values):,.0f}) | {engine / median:.2f}x |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

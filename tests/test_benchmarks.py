@@ -315,3 +315,49 @@ def test_pgx_idiom_loop_is_pgx_auto_reset_and_counts_every_game_step():
     expected, (played, decisions) = jax.jit(both)(jax.random.PRNGKey(3))
     assert int(decisions) == batch * steps  # auto_reset never leaves a game waiting
     assert all(jax.tree.leaves(jax.tree.map(np.array_equal, played, expected)))
+
+
+def test_battlecards_parts_builds_a_configs_rows_its_default_rules_and_another_checkouts_engine():
+    pytest.importorskip("jax")
+    from pathlib import Path
+
+    from benchmarks import battlecards_jax_parts as parts
+
+    root = Path(card_envs.__file__).resolve().parents[1]
+    config = {"num_players": 3, "retire_lowest_on_flip": True, "hand_size": 4}
+    rows = parts.engines(config, ["engine", "no-rare", "default", "against"], root)
+    assert list(rows) == ["engine", "no rare step", "default rules", f"engine at {root}"]
+    engine, default, other = rows["engine"], rows["default rules"], rows[f"engine at {root}"]
+    assert (engine.config.num_players, engine.config.retire_lowest_on_flip, engine.config.hand_size) == (3, True, 4)
+    # the default rules keep the player count and nothing else of the config (issue 41's comparison)
+    assert (default.config.num_players, default.config.retire_lowest_on_flip, default.config.hand_size) == (
+        3, False, Battlecards.config_class().hand_size)
+    # the checkout's engine is its own module (not the installed one), made with the same options
+    assert type(other).__module__ != type(engine).__module__ and type(other).__module__.startswith("battlecards_at_")
+    assert other.config == engine.config
+    assert rows["no rare step"]._rare_steps(None, None, None, "common", None) == "common"
+
+
+@pytest.mark.parametrize("argv,flaw", [
+    (["--rows", "engine,fastest"], "--rows takes"),
+    (["--rows", "default"], "includes engine"),
+    (["--rows", "engine,against"], "needs --against"),
+    (["--config", '{"num_players": 7}'], "num_players must be 2-6"),
+])
+def test_battlecards_parts_refuses_bad_rows_in_one_line_before_compiling(argv, flaw, capsys):
+    from benchmarks import battlecards_jax_parts as parts
+
+    with pytest.raises(SystemExit) as exit_:
+        parts.main(argv)
+    message = capsys.readouterr().err.strip()
+    assert exit_.value.code == 2 and flaw in message and "\n" not in message
+
+
+def test_battlecards_parts_refuses_a_checkout_without_the_engine(tmp_path, capsys):
+    pytest.importorskip("jax")
+    from card_envs.core.commands import guarded
+
+    from benchmarks import battlecards_jax_parts as parts
+
+    status = guarded(lambda: parts.main(["--against", str(tmp_path), "--rows", "engine,against"]), "parts")
+    assert status == 2 and "no card_envs/jax/battlecards.py there" in capsys.readouterr().err
