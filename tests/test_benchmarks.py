@@ -355,9 +355,8 @@ def test_battlecards_parts_refuses_bad_rows_in_one_line_before_compiling(argv, f
 
 def test_battlecards_parts_refuses_a_checkout_without_the_engine(tmp_path, capsys):
     pytest.importorskip("jax")
-    from card_envs.core.commands import guarded
-
     from benchmarks import battlecards_jax_parts as parts
+    from card_envs.core.commands import guarded
 
     status = guarded(lambda: parts.main(["--against", str(tmp_path), "--rows", "engine,against"]), "parts")
     assert status == 2 and "no card_envs/jax/battlecards.py there" in capsys.readouterr().err
