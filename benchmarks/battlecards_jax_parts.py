@@ -84,7 +84,7 @@ def engines(config: dict[str, Any], rows: Sequence[str] = ("engine", "no-rare", 
     made = {}
     for key in rows:
         if key == "default":
-            made[ROWS[key]] = battlecards.Env(num_players=config.get("num_players", 4))
+            made[ROWS[key]] = battlecards.Env(**{name: config[name] for name in ("num_players",) if name in config})
         elif key == "against":
             if against is None:
                 raise ConfigError("the row 'against' needs --against PATH")
@@ -155,7 +155,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--slots", type=int, default=64, help="deal slots of reset_finished (default 64)")
     args = parser.parse_args(argv)
     config = {"num_players": args.players} | (args.config or {})
-    if not 2 <= config["num_players"] <= 6 or args.batch < 1 or args.steps < 1 or args.repeats < 1 or args.slots < 1:
+    players = config["num_players"]
+    if (not isinstance(players, int) or not 2 <= players <= 6 or args.batch < 1 or args.steps < 1 or args.repeats < 1
+            or args.slots < 1):
         parser.error("num_players must be 2-6; --batch, --steps, --repeats and --slots positive")
     keys = (args.rows.split(",") if args.rows else ["engine", "no-rare", "no-observation", "neither"]
             + (["default"] if args.config else []) + (["against"] if args.against else []))

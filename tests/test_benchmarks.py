@@ -343,6 +343,7 @@ def test_battlecards_parts_builds_a_configs_rows_its_default_rules_and_another_c
     (["--rows", "default"], "includes engine"),
     (["--rows", "engine,against"], "needs --against"),
     (["--config", '{"num_players": 7}'], "num_players must be 2-6"),
+    (["--config", '{"num_players": "four"}'], "num_players must be 2-6"),
 ])
 def test_battlecards_parts_refuses_bad_rows_in_one_line_before_compiling(argv, flaw, capsys):
     from benchmarks import battlecards_jax_parts as parts
