@@ -85,10 +85,8 @@ def engines(config: dict[str, Any], rows: Sequence[str] = ("engine", "no-rare", 
     for key in rows:
         if key == "default":
             made[ROWS[key]] = battlecards.Env(**{name: config[name] for name in ("num_players",) if name in config})
-        elif key == "against":
-            if against is None:
-                raise ConfigError("the row 'against' needs --against PATH")
-            made[ROWS[key].format(path=against)] = checkout_engine(against).Env(**config)
+        elif key == "against":  # main refuses the row without --against
+            made[ROWS[key].format(path=against)] = checkout_engine(Path(str(against))).Env(**config)
         else:
             made[ROWS[key]] = kinds[key](**config)
     return made
