@@ -25,10 +25,10 @@ row (``--rows`` key)       the engine
 ``neither``                both of the above: what the common step, the mask and the loop cost
 ``default rules``          the shipped engine with every option at its default but ``num_players`` (with
 (``default``)              ``--config`` only): issue 41 asks every config for at least half of its rate
-``engine at PATH``         ``PATH/card_envs/jax/battlecards.py`` (``--against PATH``: another checkout, e.g. a ``git
-(``against``)              worktree`` of the commit before a change), the same config: a change timed against the
-                           engine before it in one process, round-robin (runs a minute apart on this shared machine
-                           differ by up to 25%; rows of one run, a few percent)
+``engine at PATH``         ``PATH/card_envs/jax/battlecards.py`` (``--against PATH``, repeatable: another checkout,
+(``against``)              e.g. a ``git worktree`` of the commit before a change), the same config: a change timed
+                           against the engine before it in one process, round-robin (runs a minute apart on this
+                           shared machine differ by up to 25%; rows of one run, a few percent)
 =========================  ==========================================================================================
 
 Also printed: the share of the running games' next decisions (a random legal action, at ``--steps`` positions of
@@ -60,10 +60,10 @@ ROWS = {"engine": "engine", "no-rare": "no rare step", "no-observation": "no obs
 
 
 def engines(config: dict[str, Any], rows: Sequence[str] = ("engine", "no-rare", "no-observation", "neither"),
-            against: Path | None = None) -> dict[str, Any]:
+            against: Sequence[Path] = ()) -> dict[str, Any]:
     """The engines of the ``rows`` (``ROWS`` keys) for Battlecards options ``config`` (``default``: the same
-    ``num_players``, every other option at its default; ``against``: the engine module of the checkout at
-    ``against``)."""
+    ``num_players``, every other option at its default; ``against``: the engine module of each checkout in
+    ``against``, a row each)."""
     import jax.numpy as jnp
 
     from card_envs.battlecards.encoding import OBSERVATION_SIZE
@@ -86,7 +86,8 @@ def engines(config: dict[str, Any], rows: Sequence[str] = ("engine", "no-rare", 
         if key == "default":
             made[ROWS[key]] = battlecards.Env(**{name: config[name] for name in ("num_players",) if name in config})
         elif key == "against":  # main refuses the row without --against
-            made[ROWS[key].format(path=against)] = checkout_engine(Path(str(against))).Env(**config)
+            for root in against:
+                made[ROWS[key].format(path=root)] = checkout_engine(Path(root)).Env(**config)
         else:
             made[ROWS[key]] = kinds[key](**config)
     return made
@@ -145,8 +146,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rows", default=None,
                         help=f"comma-separated row keys ({', '.join(ROWS)}; default: the first four, and 'default' "
                              "with --config, 'against' with --against)")
-    parser.add_argument("--against", type=Path, default=None, metavar="PATH",
-                        help="a checkout's root: its engine, the same config, as one more row")
+    parser.add_argument("--against", type=Path, action="append", default=[], metavar="PATH",
+                        help="a checkout's root: its engine, the same config, as one more row (repeatable)")
     parser.add_argument("--batch", type=int, default=512, help="games at once (default 512, the best a device)")
     parser.add_argument("--steps", type=int, default=200, help="steps per timed call (default 200)")
     parser.add_argument("--repeats", type=int, default=5)
@@ -162,7 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = [key for key in keys if key not in ROWS]
     if unknown or "engine" not in keys:
         parser.error(f"--rows takes {', '.join(ROWS)} and includes engine; got {args.rows}")
-    if "against" in keys and args.against is None:
+    if "against" in keys and not args.against:
         parser.error("the row 'against' needs --against PATH")
     import jax
 
@@ -188,17 +189,22 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def report(config: dict[str, Any], args: Any, share: float, samples: dict[str, list[float]]) -> str:
-    """The table of the rows: CPU ns per game-step (median, min-max) and the engine's time over the row's; with
-    the row ``default rules``, issue 41's ratio (the config's rate over the default rules', CPU time)."""
-    engine = statistics.median(samples["engine"])
+    """The table of the rows: CPU ns per game-step (median, min-max) and the engine's time over the row's (the
+    median of the repeats' ratios); with the row ``default rules``, issue 41's ratio (the config's rate over the
+    default rules', CPU time, paired the same way)."""
+    engine = samples["engine"]
     lines = [f"Battlecards {json.dumps(config, sort_keys=True)}, batch {args.batch} batch-last, {args.repeats} "
              f"repeats of {args.steps} steps; CPU ns per game-step (median, min-max); decisions the common step "
-             f"does not cover: {share:.1%}", "", "| row | CPU ns per game-step | engine / row |", "|---|---:|---:|"]
+             f"does not cover: {share:.1%}; engine / row: the median of the repeats' ratios (rows are timed "
+             "round-robin, so a repeat's rows share the machine's speed)", "",
+             "| row | CPU ns per game-step | engine / row |", "|---|---:|---:|"]
     for name, values in samples.items():
-        median = statistics.median(values)
-        lines.append(f"| {name} | {median:,.0f} ({min(values):,.0f}-{max(values):,.0f}) | {engine / median:.2f}x |")
+        ratio = statistics.median(mine / theirs for mine, theirs in zip(engine, values, strict=True))
+        lines.append(f"| {name} | {statistics.median(values):,.0f} ({min(values):,.0f}-{max(values):,.0f}) "
+                     f"| {ratio:.2f}x |")
     if "default rules" in samples:
-        ratio = statistics.median(samples["default rules"]) / engine
+        default = samples["default rules"]
+        ratio = statistics.median(theirs / mine for mine, theirs in zip(engine, default, strict=True))
         lines += ["", f"The config's rate over the default rules' (issue 41: at least 0.5x): {ratio:.2f}x"]
     return "\n".join(lines)
 

@@ -325,7 +325,7 @@ def test_battlecards_parts_builds_a_configs_rows_its_default_rules_and_another_c
 
     root = Path(card_envs.__file__).resolve().parents[1]
     config = {"num_players": 3, "retire_lowest_on_flip": True, "hand_size": 4}
-    rows = parts.engines(config, ["engine", "no-rare", "default", "against"], root)
+    rows = parts.engines(config, ["engine", "no-rare", "default", "against"], [root])
     assert list(rows) == ["engine", "no rare step", "default rules", f"engine at {root}"]
     engine, default, other = rows["engine"], rows["default rules"], rows[f"engine at {root}"]
     assert (engine.config.num_players, engine.config.retire_lowest_on_flip, engine.config.hand_size) == (3, True, 4)
@@ -336,6 +336,35 @@ def test_battlecards_parts_builds_a_configs_rows_its_default_rules_and_another_c
     assert type(other).__module__ != type(engine).__module__ and type(other).__module__.startswith("battlecards_at_")
     assert other.config == engine.config
     assert rows["no rare step"]._rare_steps(None, None, None, "common", None) == "common"
+
+
+def test_battlecards_parts_makes_a_row_per_checkout(tmp_path):
+    pytest.importorskip("jax")
+    import shutil
+    from pathlib import Path
+
+    from benchmarks import battlecards_jax_parts as parts
+
+    root = Path(card_envs.__file__).resolve().parents[1]
+    (tmp_path / "card_envs" / "jax").mkdir(parents=True)
+    shutil.copy(root / "card_envs" / "jax" / "battlecards.py", tmp_path / "card_envs" / "jax")
+    rows = parts.engines({"num_players": 2}, ["engine", "against"], [root, tmp_path])
+    assert list(rows) == ["engine", f"engine at {root}", f"engine at {tmp_path}"]
+    modules = {type(engine).__module__ for engine in rows.values()}
+    assert len(modules) == 3  # each checkout's engine is a module of its own
+
+
+def test_battlecards_parts_pairs_its_ratios_repeat_by_repeat():
+    from types import SimpleNamespace
+
+    from benchmarks import battlecards_jax_parts as parts
+
+    # the machine slowed down in the last repeat: paired, the row is twice as fast in 2 of 3 repeats
+    samples = {"engine": [1000.0, 2000.0, 9000.0], "engine at x": [2000.0, 1000.0, 4500.0],
+               "default rules": [500.0, 1000.0, 4500.0]}
+    text = parts.report({"num_players": 4}, SimpleNamespace(batch=8, repeats=3, steps=1), 0.1, samples)
+    assert "| engine at x | 2,000 (1,000-4,500) | 2.00x |" in text  # the medians' ratio would say 1.00x
+    assert "over the default rules' (issue 41: at least 0.5x): 0.50x" in text
 
 
 @pytest.mark.parametrize("argv,flaw", [
