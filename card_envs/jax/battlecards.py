@@ -414,9 +414,10 @@ def _top_cards(pile: jax.Array, pile_n: jax.Array, count: int) -> jax.Array:
     return jnp.where(slot >= 0, jnp.take_along_axis(pile, jnp.maximum(slot, 0), axis=1).astype(jnp.int32), 0)
 
 
-def _draw_sequence(words: list[jax.Array], running: jax.Array) -> list[jax.Array]:
+def _draw_sequence(words: list[jax.Array], running: jax.Array | list[jax.Array]) -> list[jax.Array]:
     """The kinds of cards drawn one after another, each uniformly at random among those left, from a multiset
-    given by its running totals over the kinds (``running``, kinds on axis 0, any shape after it), draw ``j`` with
+    given by its running totals over the kinds (``running``: kinds on axis 0, any shape after it, or a list of the
+    kinds' rows), draw ``j`` with
     ``words[j]``: draw ``j`` takes the card at a uniform index among the ``total - j`` left, in the order of kinds
     (as :func:`_draws_until_kept` and :func:`_draw_kinds` do). The indices are decoded into positions in the whole
     multiset as a Lehmer code, backwards (draw ``j`` moves up by one for every earlier draw ``i`` at or below it),
