@@ -417,11 +417,11 @@ def _top_cards(pile: jax.Array, pile_n: jax.Array, count: int) -> jax.Array:
 def _draw_sequence(words: list[jax.Array], running: jax.Array | list[jax.Array]) -> list[jax.Array]:
     """The kinds of cards drawn one after another, each uniformly at random among those left, from a multiset
     given by its running totals over the kinds (``running``: kinds on axis 0, any shape after it, or a list of the
-    kinds' rows), draw ``j`` with
-    ``words[j]``: draw ``j`` takes the card at a uniform index among the ``total - j`` left, in the order of kinds
-    (as :func:`_draws_until_kept` and :func:`_draw_kinds` do). The indices are decoded into positions in the whole
-    multiset as a Lehmer code, backwards (draw ``j`` moves up by one for every earlier draw ``i`` at or below it),
-    unrolled over the few draws; draws past the multiset's size give a kind of no meaning."""
+    kinds' rows), draw ``j`` with ``words[j]``: draw ``j`` takes the card at a uniform index among the ``total - j``
+    left, in the order of kinds (as :func:`_draws_until_kept` and :func:`_draw_kinds` do). The indices are decoded
+    into positions in the whole multiset as a Lehmer code, backwards (draw ``j`` moves up by one for every earlier
+    draw ``i`` at or below it), unrolled over the few draws; draws past the multiset's size give a kind of no
+    meaning."""
     index = [_below(word, running[-1] - j) for j, word in enumerate(words)]
     position = list(index)
     for i in reversed(range(len(words) - 1)):
