@@ -370,6 +370,37 @@ def test_a_recycled_pile_is_drawn_uniformly():  # R5, R23, A11: the lazily shuff
     assert abs(pairs - 5 / 12 * 4 / 11) < 0.03
 
 
+def one_card_at_a_time(seed: int, first_word: int, pile: np.ndarray, wanted: int, level: int) -> np.ndarray:
+    """R4 with R21 from a shuffled pile, as the rules say it: one card a draw, draw ``j`` at the uniform index of
+    word ``first_word + j`` among the cards left in the order of kinds, until ``wanted`` are kept or the pile is
+    empty (retired: a natural card of value at most ``level``). The cards drawn, per kind."""
+    from card_envs.jax.battlecards import JOKER_KIND, _below, _word_at
+
+    pile, drawn, kept, j = pile.copy(), np.zeros_like(pile), 0, 0
+    while kept < wanted and pile.sum() > 0:
+        word = _word_at(jnp.uint32(seed), np.uint32(first_word + j))
+        index = int(_below(word, jnp.int32(pile.sum())))
+        kind = int(np.searchsorted(np.cumsum(pile), index, side="right"))
+        pile[kind], drawn[kind], j = pile[kind] - 1, drawn[kind] + 1, j + 1
+        kept += not (kind != JOKER_KIND and kind + 2 <= level)
+    return drawn
+
+
+def test_the_draw_loop_draws_as_one_card_at_a_time():  # R4, R21: several draws a pass, the same cards
+    from card_envs.jax.battlecards import _draws_until_kept
+
+    rng = np.random.default_rng(41)
+    cases = [(int(rng.integers(2**32)), int(rng.integers(2**20)), rng.integers(0, 5, 14) * (rng.random(14) < 0.6),
+              int(rng.integers(0, 11)), int(rng.integers(0, 15))) for _ in range(120)]
+    seed, first, pile, wanted, level = (np.array([case[i] for case in cases]) for i in range(5))
+    loop = jax.jit(jax.vmap(_draws_until_kept))(jnp.asarray(seed, jnp.uint32), jnp.asarray(first, jnp.uint32),
+                                                jnp.asarray(pile, jnp.int32), jnp.asarray(wanted, jnp.int32),
+                                                jnp.asarray(level, jnp.int32))
+    expected = np.stack([one_card_at_a_time(*case) for case in cases])
+    assert (expected.sum(1) >= 8).sum() > 20  # long fills: several passes of the loop
+    np.testing.assert_array_equal(np.asarray(loop), expected)
+
+
 # -- invariants of the JAX engine's own games (its shuffled piles never occur in lockstep) --------------------
 
 
