@@ -8,6 +8,7 @@ Run from the repository root (needs the ``jax`` extra)::
     python -m benchmarks.battlecards_jax_parts --config '{"num_players": 4, "retire_lowest_on_flip": true}'
     git worktree add /tmp/before HEAD~1                         # then the engine before a change, in the same run:
     python -m benchmarks.battlecards_jax_parts --rows engine,against --against /tmp/before
+    python -m benchmarks.battlecards_jax_parts --config '{"num_players": 4, "retire_lowest_on_flip": true}' --full-step
 
 Every row runs ``benchmarks.jax_throughput``'s batch-last loop (``make_runner``: ``env.step_batch_last``, a
 random legal action per game, ``reset_finished(..., lazy=True)``) on an engine of the same config, for ``--steps``
@@ -30,6 +31,19 @@ row (``--rows`` key)       the engine
                            against the engine before it in one process, round-robin (runs a minute apart on this
                            shared machine differ by up to 25%; rows of one run, a few percent)
 =========================  ==========================================================================================
+
+``--full-step`` (a config with ``retire_lowest_on_flip``) times instead the rare step's own work: the vmapped full
+step (``_full_game_step``) on the games one position of the loop leaves to it (after ``--steps`` steps, as many as
+the rare step's slots), in CPU us a call, with a part left out in each row (not the rules: bounds):
+
+===========================  ========================================================================================
+row                          the full step without
+===========================  ========================================================================================
+``full step``                nothing: as shipped
+``no round-end refill``      the fills at the round's end (R16.2 with R21, ``_refill_retiring``)
+``no recycle in the fills``  every fill's recycle and its draws (R5 in R6 and R11a, ``_fill_recycled``)
+``war procedure: one pass``  the war procedure's passes after the first (``_war_retiring``: one commitment a pass)
+===========================  ========================================================================================
 
 Also printed: the share of the running games' next decisions (a random legal action, at ``--steps`` positions of
 the loop) that the common step does not cover, which the rare step takes. The bounds say how far a faster part
@@ -54,6 +68,8 @@ if __package__ in (None, ""):  # run as ``python benchmarks/battlecards_jax_part
 from card_envs.core.commands import CommandParser, guarded, json_object  # noqa: E402
 from card_envs.core.errors import ConfigError  # noqa: E402
 
+#: calls of the vmapped full step a timed repeat of ``--full-step`` makes
+FULL_STEP_CALLS = 20
 #: the ``--rows`` keys, in the report's order, and each row's name
 ROWS = {"engine": "engine", "no-rare": "no rare step", "no-observation": "no observation", "neither": "neither",
         "default": "default rules", "against": "engine at {path}"}
@@ -111,21 +127,30 @@ def checkout_engine(root: Path) -> Any:
     return module
 
 
+def _covered(env: Any, states: Any, key: Any) -> tuple[Any, Any, Any]:
+    """A random legal action for each game of ``states`` (batch axis last), its step key, and whether the common
+    step covers that decision."""
+    import jax
+    import jax.numpy as jnp
+
+    from card_envs.jax.core import random_legal_actions
+
+    pick, step_key = jax.random.split(key)
+    actions = random_legal_actions(pick, states.legal_action_mask, action_axis=0)
+    keys = jax.random.split(step_key, states.current_player.shape[-1])
+    seeds = jax.vmap(lambda k: jax.random.bits(k, (), jnp.uint32))(keys)
+    return actions, keys, env._common_step(env._game(states), actions, seeds)[1]
+
+
 def uncovered_share(env: Any, states: Any, steps: int, run: Any) -> float:
     """The share of running games whose next decision (a random legal action) the common step does not cover,
     over ``steps`` positions of the loop ``run`` (``jax_throughput.make_runner``: one step between positions)."""
     import jax
     import jax.numpy as jnp
 
-    from card_envs.jax.core import random_legal_actions
-
     @jax.jit
     def counts(states: Any, key: jax.Array) -> jax.Array:
-        pick, step_key = jax.random.split(key)
-        actions = random_legal_actions(pick, states.legal_action_mask, action_axis=0)
-        keys = jax.random.split(step_key, states.current_player.shape[-1])
-        seeds = jax.vmap(lambda k: jax.random.bits(k, (), jnp.uint32))(keys)
-        _, covered = env._common_step(env._game(states), actions, seeds)
+        covered = _covered(env, states, key)[2]
         running = ~(states.terminated | states.truncated)
         return jnp.stack([(running & ~covered).sum(), running.sum()])
 
@@ -135,6 +160,66 @@ def uncovered_share(env: Any, states: Any, steps: int, run: Any) -> float:
         total = total + counts(states, key)
         states, _ = run(states, key, 1)
     return int(total[0]) / max(1, int(total[1]))
+
+
+def full_step_engines(config: dict[str, Any]) -> dict[str, Any]:
+    """The ``--full-step`` rows for Battlecards options ``config`` (with ``retire_lowest_on_flip``): the engine, and
+    engines whose full step leaves a part out (not the rules: bounds on what each part costs)."""
+    from card_envs.jax import battlecards
+
+    class NoRoundEndRefill(battlecards.Env):
+        def _refill_retiring(self, g, flow):  # noqa: ANN001, ANN202
+            return g
+
+    class NoRecycleInFills(battlecards.Env):
+        def _fill_recycled(self, g, flow, p, recycle, first_word):  # noqa: ANN001, ANN202
+            return g
+
+    class WarOnePass(battlecards.Env):
+        def _war_retiring(self, g, flow):  # noqa: ANN001, ANN202
+            return self._war(g, flow)[:2]
+
+    kinds = {"full step": battlecards.Env, "no round-end refill": NoRoundEndRefill,
+             "no recycle in the fills": NoRecycleInFills, "war procedure: one pass": WarOnePass}
+    return {name: kind(**config) for name, kind in kinds.items()}
+
+
+def time_full_step(config: dict[str, Any], args: Any) -> tuple[int, int, dict[str, list[float]]]:
+    """The vmapped full step (``_full_game_step``) of the ``full_step_engines`` on the games of one position of the
+    batch-last loop (after ``--steps`` steps of random play) that the common step does not cover, as many as the
+    rare step's slots (repeated when fewer wait): CPU us a call, ``--repeats`` repeats round-robin. Returns the
+    games waiting, the slots and the samples."""
+    import jax
+
+    from benchmarks.jax_throughput import make_runner
+    from card_envs.jax.battlecards import _get_columns
+
+    rows = full_step_engines(config)
+    env = rows["full step"]
+    run = make_runner(env, args.batch, min(args.slots, args.batch), layout="last")
+    states = jax.jit(env.init_batch_last)(jax.random.split(jax.random.PRNGKey(0), args.batch))
+    states = run(states, jax.random.PRNGKey(1), args.steps)[0]
+    actions, keys, covered = jax.jit(lambda s, k: _covered(env, s, k))(states, jax.random.PRNGKey(2))
+    waiting = ~covered & ~(states.terminated | states.truncated)
+    if not bool(waiting.any()):
+        raise ConfigError("--full-step: no game of this position needs the full step; try other --steps")
+    slots = env._rare_slots(args.batch)
+    picked = jax.numpy.nonzero(waiting, size=slots, fill_value=int(jax.numpy.argmax(waiting)))[0]
+    games = jax.tree.map(lambda leaf: jax.numpy.moveaxis(_get_columns(picked, leaf), -1, 0), env._game(states))
+    inputs = (games, actions[picked], keys[picked])
+    steps = {name: jax.jit(jax.vmap(engine._full_game_step)) for name, engine in rows.items()}
+    for name, step in steps.items():
+        print(f"compiling {name} ...", file=sys.stderr, flush=True)
+        jax.block_until_ready(step(*inputs))
+    samples: dict[str, list[float]] = {name: [] for name in steps}
+    for _ in range(args.repeats):
+        for name, step in steps.items():
+            cpu = time.process_time()
+            for _ in range(FULL_STEP_CALLS):
+                out = step(*inputs)
+            jax.block_until_ready(out)
+            samples[name].append((time.process_time() - cpu) / FULL_STEP_CALLS * 1e6)
+    return int(waiting.sum()), slots, samples
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -152,12 +237,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=200, help="steps per timed call (default 200)")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--slots", type=int, default=64, help="deal slots of reset_finished (default 64)")
+    parser.add_argument("--full-step", action="store_true",
+                        help="with retire_lowest_on_flip in --config: time the vmapped full step on the games one "
+                             "position of the loop leaves to it, with a part of it left out in each row")
     args = parser.parse_args(argv)
     config = {"num_players": args.players} | (args.config or {})
     players = config["num_players"]
     if (not isinstance(players, int) or not 2 <= players <= 6 or args.batch < 1 or args.steps < 1 or args.repeats < 1
             or args.slots < 1):
         parser.error("num_players must be 2-6; --batch, --steps, --repeats and --slots positive")
+    if args.full_step:
+        if not config.get("retire_lowest_on_flip") or args.rows or args.against:
+            parser.error("--full-step needs retire_lowest_on_flip in --config, and takes no --rows or --against")
+        print(full_step_report(config, *time_full_step(config, args)))
+        return 0
     keys = (args.rows.split(",") if args.rows else ["engine", "no-rare", "no-observation", "neither"]
             + (["default"] if args.config else []) + (["against"] if args.against else []))
     unknown = [key for key in keys if key not in ROWS]
@@ -188,23 +281,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def paired(mine: Sequence[float], theirs: Sequence[float]) -> float:
+    """The median of the repeats' ratios ``mine / theirs`` (a repeat times its rows back to back, so they share
+    the machine's speed, which drifts by up to 25% within a run)."""
+    return statistics.median(m / t for m, t in zip(mine, theirs, strict=True))
+
+
+def table(samples: dict[str, list[float]], unit: str, first: str) -> list[str]:
+    """Markdown rows: each row's median (min-max) in ``unit`` and the first row's time over its own (paired)."""
+    reference = samples[first]
+    lines = [f"| row | {unit} | {first} / row |", "|---|---:|---:|"]
+    for name, values in samples.items():
+        lines.append(f"| {name} | {statistics.median(values):,.0f} ({min(values):,.0f}-{max(values):,.0f}) "
+                     f"| {paired(reference, values):.2f}x |")
+    return lines
+
+
+def full_step_report(config: dict[str, Any], waiting: int, slots: int, samples: dict[str, list[float]]) -> str:
+    """The ``--full-step`` table: CPU us a call of the vmapped full step, with a part left out in each row."""
+    return "\n".join([f"Battlecards {json.dumps(config, sort_keys=True)}: the full step under vmap on {slots} slots "
+                      f"({waiting} games of the position wait for it); rows other than the first leave a part out "
+                      "(not the rules: what a part costs)", "", *table(samples, "CPU us a call", "full step")])
+
+
 def report(config: dict[str, Any], args: Any, share: float, samples: dict[str, list[float]]) -> str:
     """The table of the rows: CPU ns per game-step (median, min-max) and the engine's time over the row's (the
     median of the repeats' ratios); with the row ``default rules``, issue 41's ratio (the config's rate over the
     default rules', CPU time, paired the same way)."""
-    engine = samples["engine"]
     lines = [f"Battlecards {json.dumps(config, sort_keys=True)}, batch {args.batch} batch-last, {args.repeats} "
              f"repeats of {args.steps} steps; CPU ns per game-step (median, min-max); decisions the common step "
              f"does not cover: {share:.1%}; engine / row: the median of the repeats' ratios (rows are timed "
              "round-robin, so a repeat's rows share the machine's speed)", "",
-             "| row | CPU ns per game-step | engine / row |", "|---|---:|---:|"]
-    for name, values in samples.items():
-        ratio = statistics.median(mine / theirs for mine, theirs in zip(engine, values, strict=True))
-        lines.append(f"| {name} | {statistics.median(values):,.0f} ({min(values):,.0f}-{max(values):,.0f}) "
-                     f"| {ratio:.2f}x |")
+             *table(samples, "CPU ns per game-step", "engine")]
     if "default rules" in samples:
-        default = samples["default rules"]
-        ratio = statistics.median(theirs / mine for mine, theirs in zip(engine, default, strict=True))
+        ratio = paired(samples["default rules"], samples["engine"])
         lines += ["", f"The config's rate over the default rules' (issue 41: at least 0.5x): {ratio:.2f}x"]
     return "\n".join(lines)
 

@@ -354,6 +354,23 @@ def test_battlecards_parts_makes_a_row_per_checkout(tmp_path):
     assert len(modules) == 3  # each checkout's engine is a module of its own
 
 
+def test_battlecards_parts_full_step_rows_each_leave_out_their_part():
+    pytest.importorskip("jax")
+    from benchmarks import battlecards_jax_parts as parts
+    from card_envs.jax.battlecards import Env
+
+    rows = parts.full_step_engines({"num_players": 3, "retire_lowest_on_flip": True})
+    assert list(rows) == ["full step", "no round-end refill", "no recycle in the fills", "war procedure: one pass"]
+    assert type(rows["full step"]) is Env and all(engine.retire for engine in rows.values())
+    assert rows["no round-end refill"]._refill_retiring("game", None) == "game"
+    assert rows["no recycle in the fills"]._fill_recycled("game", None, None, None, None) == "game"
+    # the other rows override exactly one part each
+    overridden = {name: {part for part in ("_refill_retiring", "_fill_recycled", "_war_retiring")
+                         if getattr(type(engine), part) is not getattr(Env, part)} for name, engine in rows.items()}
+    assert overridden == {"full step": set(), "no round-end refill": {"_refill_retiring"},
+                          "no recycle in the fills": {"_fill_recycled"}, "war procedure: one pass": {"_war_retiring"}}
+
+
 def test_battlecards_parts_pairs_its_ratios_repeat_by_repeat():
     from types import SimpleNamespace
 
@@ -373,6 +390,8 @@ def test_battlecards_parts_pairs_its_ratios_repeat_by_repeat():
     (["--rows", "engine,against"], "needs --against"),
     (["--config", '{"num_players": 7}'], "num_players must be 2-6"),
     (["--config", '{"num_players": "four"}'], "num_players must be 2-6"),
+    (["--full-step"], "--full-step needs retire_lowest_on_flip"),
+    (["--full-step", "--config", '{"retire_lowest_on_flip": true}', "--rows", "engine"], "takes no --rows"),
 ])
 def test_battlecards_parts_refuses_bad_rows_in_one_line_before_compiling(argv, flaw, capsys):
     from benchmarks import battlecards_jax_parts as parts

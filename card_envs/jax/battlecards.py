@@ -709,15 +709,11 @@ class Env(CardEnv[BattlecardsState]):
         return state.replace(**self._fields(self._full_game_step(self._game(state), action, key)))
 
     def _full_game_step(self, g: Game, action: jax.Array, key: jax.Array) -> Game:
-        n = self.n
-        g = g._replace(rewards=jnp.zeros(n, jnp.float32))
+        g = g._replace(rewards=jnp.zeros(self.n, jnp.float32))
         g, flow = self._decide(g, self._flow(key), action.astype(jnp.int32))
-        if self.retire:  # one commitment at a time: the retirement level moves with every recycle (R21)
-            g, flow = jax.lax.while_loop(lambda c: c[1].todo != _DONE, lambda c: self._war(*c)[:2], (g, flow))
-            g, flow = self._close_round(g, flow)
-            for i in range(n):  # A34: clockwise from the next leader
-                p = _wrap(g.leader + i, n)
-                g = self._fill_retiring(g, flow, p, flow.end_round & g.active[p], _REFILL_WORDS)
+        if self.retire:
+            g, flow = self._close_round(*self._war_retiring(g, flow))
+            g = self._refill_retiring(g, flow)
         else:  # one pass: either the commitments up to the next BURY decision, or the end of the round
             g, flow, moves = self._war(g, flow)
             g, flow = self._close_round(g, flow)
@@ -727,6 +723,19 @@ class Env(CardEnv[BattlecardsState]):
             g, flow, _ = self._move(g, flow, moves.to_hand, moves.to_table, moves.rest, self._most)
         g = self._after_refill(g, flow)
         return g._replace(queue=jnp.where(g.phase == BURY, g.queue, 0))  # only a BURY decision resumes the queue
+
+    def _war_retiring(self, g: Game, flow: Flow) -> tuple[Game, Flow]:
+        """The war procedure with R21 (:meth:`_war`), one commitment a pass: the retirement level moves with every
+        recycle."""
+        return jax.lax.while_loop(lambda c: c[1].todo != _DONE, lambda c: self._war(*c)[:2], (g, flow))
+
+    def _refill_retiring(self, g: Game, flow: Flow) -> Game:
+        """R16.2 FILL with R21 in the full step (when the round ended): seat by seat, clockwise from the next leader
+        (A34), each seat's fill at the retirement level the recycles before it left (:meth:`_fill_retiring`)."""
+        for i in range(self.n):
+            p = _wrap(g.leader + i, self.n)
+            g = self._fill_retiring(g, flow, p, flow.end_round & g.active[p], _REFILL_WORDS)
+        return g
 
     # -- the common step (a batch, the batch axis last) and the rare one ------------------------------------
 
@@ -1026,9 +1035,14 @@ class Env(CardEnv[BattlecardsState]):
         wanted = jnp.where(do, self.config.hand_size - g.hand[p].sum(), 0)
         g = self._draw_retiring(g, flow.seed, p, wanted, first_word, first=True)
         recycle = seat & do & (g.hand.sum(1) == 0) & (self._pile_sizes(g) == 0) & (g.face_up.sum(1) > 0)
+        return self._fill_recycled(g, flow, p, recycle, first_word + jnp.uint32(_FILL_WORDS // 2))
+
+    def _fill_recycled(self, g: Game, flow: Flow, p: jax.Array, recycle: jax.Array, first_word: jax.Array) -> Game:
+        """The end of :meth:`_fill_retiring` where seat ``p`` recycles (``recycle``: its one-hot, or none): R5, then
+        draws from the recycled pile until the hand keeps ``hand_size`` cards; skipped when no game needs it
+        (:func:`_when`)."""
         return _when(recycle.any(), lambda g: self._draw_retiring(
-            self._recycle(g, recycle), flow.seed, p, jnp.int32(self.config.hand_size),
-            first_word + jnp.uint32(_FILL_WORDS // 2), first=False), g)
+            self._recycle(g, recycle), flow.seed, p, jnp.int32(self.config.hand_size), first_word, first=False), g)
 
     def _draw_retiring(self, g: Game, seed: jax.Array, p: jax.Array, wanted: jax.Array, first_word: jax.Array,
                        first: bool) -> Game:
