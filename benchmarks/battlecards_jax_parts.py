@@ -190,6 +190,7 @@ def time_full_step(config: dict[str, Any], args: Any) -> tuple[int, int, dict[st
     rare step's slots (repeated when fewer wait): CPU us a call, ``--repeats`` repeats round-robin. Returns the
     games waiting, the slots and the samples."""
     import jax
+    import jax.numpy as jnp
 
     from benchmarks.jax_throughput import make_runner
     from card_envs.jax.battlecards import _get_columns
@@ -204,8 +205,8 @@ def time_full_step(config: dict[str, Any], args: Any) -> tuple[int, int, dict[st
     if not bool(waiting.any()):
         raise ConfigError("--full-step: no game of this position needs the full step; try other --steps")
     slots = env._rare_slots(args.batch)
-    picked = jax.numpy.nonzero(waiting, size=slots, fill_value=int(jax.numpy.argmax(waiting)))[0]
-    games = jax.tree.map(lambda leaf: jax.numpy.moveaxis(_get_columns(picked, leaf), -1, 0), env._game(states))
+    picked = jnp.nonzero(waiting, size=slots, fill_value=int(jnp.argmax(waiting)))[0]
+    games = jax.tree.map(lambda leaf: jnp.moveaxis(_get_columns(picked, leaf), -1, 0), env._game(states))
     inputs = (games, actions[picked], keys[picked])
     steps = {name: jax.jit(jax.vmap(engine._full_game_step)) for name, engine in rows.items()}
     for name, step in steps.items():
