@@ -57,7 +57,7 @@ import json
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -100,7 +100,7 @@ def engines(config: dict[str, Any], rows: Sequence[str] = ("engine", "no-rare", 
     made = {}
     for key in rows:
         if key == "default":
-            made[ROWS[key]] = battlecards.Env(**{name: config[name] for name in ("num_players",) if name in config})
+            made[ROWS[key]] = battlecards.Env(num_players=config["num_players"])
         elif key == "against":  # main refuses the row without --against
             for root in against:
                 made[ROWS[key].format(path=root)] = checkout_engine(Path(root)).Env(**config)
@@ -212,15 +212,23 @@ def time_full_step(config: dict[str, Any], args: Any) -> tuple[int, int, dict[st
     for name, step in steps.items():
         print(f"compiling {name} ...", file=sys.stderr, flush=True)
         jax.block_until_ready(step(*inputs))
-    samples: dict[str, list[float]] = {name: [] for name in steps}
-    for _ in range(args.repeats):
-        for name, step in steps.items():
+    calls = {name: (lambda _, step=step: [step(*inputs) for _ in range(FULL_STEP_CALLS)][-1])
+             for name, step in steps.items()}
+    return int(waiting.sum()), slots, round_robin(calls, args.repeats, 1e6 / FULL_STEP_CALLS)
+
+
+def round_robin(calls: dict[str, Callable[[int], Any]], repeats: int, scale: float) -> dict[str, list[float]]:
+    """CPU time of each row's ``call(repeat)`` (until its result is ready) times ``scale``, ``repeats`` times,
+    the rows back to back in each repeat (so that a repeat's rows share the machine's speed: :func:`paired`)."""
+    import jax
+
+    samples: dict[str, list[float]] = {name: [] for name in calls}
+    for repeat in range(repeats):
+        for name, call in calls.items():
             cpu = time.process_time()
-            for _ in range(FULL_STEP_CALLS):
-                out = step(*inputs)
-            jax.block_until_ready(out)
-            samples[name].append((time.process_time() - cpu) / FULL_STEP_CALLS * 1e6)
-    return int(waiting.sum()), slots, samples
+            jax.block_until_ready(call(repeat))
+            samples[name].append((time.process_time() - cpu) * scale)
+    return samples
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -270,13 +278,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         runs[name] = make_runner(env, args.batch, min(args.slots, args.batch), layout="last")
         start = jax.jit(env.init_batch_last)(jax.random.split(jax.random.PRNGKey(0), args.batch))
         states[name] = jax.block_until_ready(runs[name](start, jax.random.PRNGKey(1), args.steps)[0])  # warm up
-    samples: dict[str, list[float]] = {name: [] for name in rows}
-    for repeat in range(args.repeats):
-        for name in rows:
-            cpu = time.process_time()
+    def loop(name: str) -> Callable[[int], Any]:
+        def call(repeat: int) -> Any:
             states[name], _ = runs[name](states[name], jax.random.PRNGKey(2 + repeat), args.steps)
-            jax.block_until_ready(states[name])
-            samples[name].append((time.process_time() - cpu) / (args.steps * args.batch) * 1e9)
+            return states[name]
+        return call
+
+    samples = round_robin({name: loop(name) for name in rows}, args.repeats, 1e9 / (args.steps * args.batch))
     share = uncovered_share(rows["engine"], states["engine"], args.steps, runs["engine"])
     print(report(config, args, share, samples))
     return 0

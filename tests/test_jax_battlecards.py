@@ -373,8 +373,8 @@ def test_a_recycled_pile_is_drawn_uniformly():  # R5, R23, A11: the lazily shuff
 def one_card_at_a_time(seed: int, first_word: int, pile: np.ndarray, wanted: int, level: int) -> np.ndarray:
     """R4 with R21 from a shuffled pile, as the rules say it: one card a draw, draw ``j`` at the uniform index of
     word ``first_word + j`` among the cards left in the order of kinds, until ``wanted`` are kept or the pile is
-    empty (retired: a natural card of value at most ``level``). The cards drawn, per kind."""
-    from card_envs.jax.battlecards import JOKER_KIND, _below, _word_at
+    empty (retired cards, R21's ``_retired``, are not kept). The cards drawn, per kind."""
+    from card_envs.jax.battlecards import _below, _retired, _word_at
 
     pile, drawn, kept, j = pile.copy(), np.zeros_like(pile), 0, 0
     while kept < wanted and pile.sum() > 0:
@@ -382,7 +382,7 @@ def one_card_at_a_time(seed: int, first_word: int, pile: np.ndarray, wanted: int
         index = int(_below(word, jnp.int32(pile.sum())))
         kind = int(np.searchsorted(np.cumsum(pile), index, side="right"))
         pile[kind], drawn[kind], j = pile[kind] - 1, drawn[kind] + 1, j + 1
-        kept += not (kind != JOKER_KIND and kind + 2 <= level)
+        kept += not bool(_retired(np.int32(kind), jnp.int32(level)))
     return drawn
 
 
