@@ -1070,7 +1070,7 @@ class Env(CardEnv[BattlecardsState]):
 
     @staticmethod
     def _ordered_draws(pile: jax.Array, pile_n: jax.Array, wanted: jax.Array, level: jax.Array,
-                       start: tuple[jax.Array, jax.Array, jax.Array]) -> tuple[jax.Array, jax.Array]:
+                       start: tuple[jax.Array, ...]) -> tuple[jax.Array, jax.Array]:
         """R4 with R21 from an ordered pile (one seat's slots, its top at ``pile_n - 1``), going on from ``start``
         (the cards made, kept, and drawn per kind, so far): the next ``_DRAWS_A_PASS`` cards from the top a pass,
         until ``wanted`` are kept or the pile is empty (no pass for a shuffled pile: ``pile_n`` is 0). A loop over
