@@ -172,7 +172,7 @@ def full_step_engines(config: dict[str, Any]) -> dict[str, Any]:
             return g
 
     class NoRecycleInFills(battlecards.Env):
-        def _fill_recycled(self, g, flow, p, recycle, first_word):  # noqa: ANN001, ANN202
+        def _fill_recycled(self, g, seed, recycle, first_word, level):  # noqa: ANN001, ANN202
             return g
 
     class WarOnePass(battlecards.Env):

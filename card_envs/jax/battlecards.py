@@ -183,6 +183,8 @@ _FILL_WORDS = 2 * (MAX_DECK + 10)
 #: what a step's running counter reaches, so that the common step finds a seat's draws without replaying the war
 #: procedure's (seat ``p``'s words from ``_REFILL_WORDS + p * _FILL_WORDS`` on)
 _REFILL_WORDS = np.uint32(1 << 31)
+#: a level above every retirement level (:meth:`Env._kept_best`: jokers are never retired, R20)
+_KEEPS_ALWAYS = 99
 
 
 # -- the state ------------------------------------------------------------------------------------------
@@ -450,28 +452,56 @@ def _first_draws(top: jax.Array, pile_n: jax.Array, shuffled: jax.Array, wanted:
 
 def _draws_until_kept(seed: jax.Array, first_word: jax.Array, shuffled: jax.Array, wanted: jax.Array,
                       retire_level: jax.Array) -> jax.Array:
-    """R4 with R21 from a shuffled pile (per-kind counts, one game): cards drawn one at a time, uniformly from
-    what is left (draw ``j`` with the step's word ``first_word + j``), until ``wanted`` are kept or the pile is
-    empty. Returns the cards drawn, per kind (the retired ones among them are those of a retired kind). A loop
-    with only the pile in it, ``_DRAWS_A_PASS`` draws a pass (:func:`_draw_sequence`; those after the fill is
-    done are dropped): under ``vmap`` it runs as long as the longest fill of the batch."""
+    """R4 with R21 from shuffled piles (per-kind counts, kinds on the last axis; a pile per seat before it):
+    cards drawn one at a time, uniformly from what is left (draw ``j`` with the step's word ``first_word + j``),
+    until ``wanted`` are kept or the pile is empty. Returns the cards drawn, per kind (the retired ones among them
+    are those of a retired kind). A loop with only the piles in it, ``_DRAWS_A_PASS`` draws a pass
+    (:func:`_draw_sequence`; those after a fill is done are dropped): under ``vmap`` it runs as long as the longest
+    fill of the batch."""
 
     def more(carry: tuple[jax.Array, ...]) -> jax.Array:
         pile, kept, _, _ = carry
-        return (kept < wanted) & (pile.sum() > 0)
+        return ((kept < wanted) & (pile.sum(-1) > 0)).any()
 
     def draw(carry: tuple[jax.Array, ...]) -> tuple[jax.Array, ...]:
         pile, kept, drawn, j = carry
-        running = list(itertools.accumulate(pile[k] for k in range(NUM_KINDS)))
+        running = list(itertools.accumulate(pile[..., k] for k in range(NUM_KINDS)))
         words = [_word_at(seed, first_word + j + np.uint32(i)) for i in range(_DRAWS_A_PASS)]
         taken = jnp.zeros_like(pile)
         for i, kind in enumerate(_draw_sequence(words, running)):
             go = (kept < wanted) & (i < running[-1])
-            taken, kept = taken + ((_KINDS == kind) & go), kept + (go & ~_retired(kind, retire_level))
+            taken = taken + ((_KINDS == kind[..., None]) & go[..., None])
+            kept = kept + (go & ~_retired(kind, retire_level))
         return pile - taken, kept, drawn + taken, j + np.uint32(_DRAWS_A_PASS)
 
-    start: tuple[jax.Array, ...] = (shuffled, jnp.int32(0), jnp.zeros_like(shuffled), jnp.uint32(0))
+    start: tuple[jax.Array, ...] = (shuffled, jnp.zeros(jnp.shape(wanted), jnp.int32), jnp.zeros_like(shuffled),
+                                    jnp.uint32(0))
     return jax.lax.while_loop(more, draw, start)[2]
+
+
+def _ordered_draws(pile: jax.Array, pile_n: jax.Array, wanted: jax.Array, level: jax.Array,
+                   start: tuple[jax.Array, ...]) -> tuple[jax.Array, jax.Array]:
+    """R4 with R21 from ordered piles (a seat's slots on axis 1, its top at ``pile_n - 1``), going on from
+    ``start`` (the cards made, kept, and drawn per kind, so far): the next ``_DRAWS_A_PASS`` cards from the top a
+    pass, until ``wanted`` are kept or the pile is empty (none from a shuffled pile: ``pile_n`` is 0). A loop over
+    the few cards a fill draws: a pass over every slot of the piles (suffix sums of the keepable cards above each)
+    cost about a fifth of the vmapped full step (4 players, 51 games). Returns the cards made and drawn."""
+
+    def more(carry: tuple[jax.Array, ...]) -> jax.Array:
+        made, kept, _ = carry
+        return ((kept < wanted) & (made < pile_n)).any()
+
+    def draw(carry: tuple[jax.Array, ...]) -> tuple[jax.Array, ...]:
+        made, kept, drawn = carry
+        top = _top_cards(pile, pile_n - made, _DRAWS_A_PASS)
+        for j in range(_DRAWS_A_PASS):
+            go = (kept < wanted) & (made < pile_n)
+            drawn = drawn + ((_KINDS == top[:, j, None]) & go[:, None])
+            kept, made = kept + (go & ~_retired(top[:, j], level)), made + go
+        return made, kept, drawn
+
+    made, _, drawn = jax.lax.while_loop(more, draw, start)
+    return made, drawn
 
 
 def _when(do: jax.Array, step: Callable[[Any], Any], x: Any) -> Any:
@@ -722,12 +752,8 @@ class Env(CardEnv[BattlecardsState]):
         return jax.lax.while_loop(lambda c: c[1].todo != _DONE, lambda c: self._war(*c)[:2], (g, flow))
 
     def _refill_retiring(self, g: Game, flow: Flow) -> Game:
-        """R16.2 FILL with R21 in the full step (when the round ended): seat by seat, clockwise from the next leader
-        (A34), each seat's fill at the retirement level the recycles before it left (:meth:`_fill_retiring`)."""
-        for i in range(self.n):
-            p = _wrap(g.leader + i, self.n)
-            g = self._fill_retiring(g, flow, p, flow.end_round & g.active[p], _REFILL_WORDS)
-        return g
+        """R16.2 FILL with R21 in the full step (when the round ended): every active seat (:meth:`_fill_retiring`)."""
+        return self._fill_retiring(g, flow.seed, flow.end_round & g.active, _REFILL_WORDS)
 
     # -- the common step (a batch, the batch axis last) and the rare one ------------------------------------
 
@@ -1016,82 +1042,80 @@ class Env(CardEnv[BattlecardsState]):
         zero = jnp.zeros(self.n, jnp.int32)
         return Moves(recycle, jnp.where(who, jnp.minimum(self.config.hand_size - in_hand, pile), 0), zero, zero)
 
-    def _fill_retiring(self, g: Game, flow: Flow, p: jax.Array, do: jax.Array, first_word: Any) -> Game:
-        """R6 FILL of seat ``p`` (when ``do``) with R21: cards are drawn from its pile until the hand is full or
-        the pile empty, each retired card revealed and discarded; then, if the hand is empty, the face-up pile is
-        recycled (the retirement level rises) and the draws go on from it (a fill recycles at most once: the
-        face-up pile is empty after it). The draws take the step's words from ``first_word + p * _FILL_WORDS``
-        on, whatever the other seats drew (the common step's refill finds the same ones)."""
-        seat = _one_hot(p, self.n)
-        first_word = jnp.uint32(first_word) + p.astype(jnp.uint32) * jnp.uint32(_FILL_WORDS)
-        wanted = jnp.where(do, self.config.hand_size - g.hand[p].sum(), 0)
-        g = self._draw_retiring(g, flow.seed, p, wanted, first_word, first=True)
-        recycle = seat & do & (g.hand.sum(1) == 0) & (self._pile_sizes(g) == 0) & (g.face_up.sum(1) > 0)
-        return self._fill_recycled(g, flow, p, recycle, first_word + jnp.uint32(_FILL_WORDS // 2))
+    def _fill_retiring(self, g: Game, seed: jax.Array, fill: jax.Array, first_word: Any) -> Game:
+        """R6 FILL with R21 of the seats ``fill`` (one seat in a war, R11a; every active seat at the round's end,
+        clockwise from the next leader, A34): cards are drawn from a seat's pile until its hand is full or the pile
+        empty, each retired card revealed and discarded; then, if the hand is empty, the face-up pile is recycled
+        (the retirement level rises) and the draws go on from it (a fill recycles at most once: the face-up pile is
+        empty after it). The seats fill at once, each at the level the recycles of the seats before it left
+        (:meth:`_fill_levels`). Seat ``p``'s draws take the step's words from ``first_word + p * _FILL_WORDS`` on,
+        whatever the other seats drew (the common step's refill finds the same ones)."""
+        words = jnp.uint32(first_word) + np.arange(self.n, dtype=np.uint32) * np.uint32(_FILL_WORDS)
+        level, recycle = self._fill_levels(g, fill)
+        wanted = jnp.where(fill, self.config.hand_size - g.hand.sum(1), 0)
+        g = self._draw_retiring(g, seed, wanted, words, level, first=True)
+        return self._fill_recycled(g, seed, recycle, words + np.uint32(_FILL_WORDS // 2), level)
 
-    def _fill_recycled(self, g: Game, flow: Flow, p: jax.Array, recycle: jax.Array, first_word: jax.Array) -> Game:
-        """The end of :meth:`_fill_retiring` where seat ``p`` recycles (``recycle``: its one-hot, or none): R5, then
-        draws from the recycled pile until the hand keeps ``hand_size`` cards; skipped when no game needs it
-        (:func:`_when`)."""
+    def _fill_levels(self, g: Game, fill: jax.Array) -> tuple[jax.Array, jax.Array]:
+        """For the seats ``fill`` that fill one after another, clockwise from the leader: the retirement level of
+        each seat's draws, and which seats recycle. A seat recycles when its hand is empty, its face-up pile is
+        not, and its pile holds no card it would keep at its level (it draws them all, R6): the level then rises
+        by one for the seats after it (R21)."""
+        n = self.n
+        best = jnp.maximum(self._kept_best(g.pile, np.arange(self.deck_size) < g.pile_n[:, None]),
+                           self._kept_best(_KINDS, g.pile_rand > 0))
+        empty_handed = fill & (g.hand.sum(1) == 0) & (g.face_up.sum(1) > 0)
+        level, recycle, current = jnp.zeros(n, jnp.int32), jnp.zeros(n, jnp.bool_), g.retire_level
+        for i in range(n):
+            seat = _one_hot(_wrap(g.leader + i, n), n)
+            recycles = (seat & empty_handed & (best <= current)).any()
+            level, recycle = jnp.where(seat, current, level), recycle | (seat & recycles)
+            current = jnp.minimum(current + recycles, self.config.retire_max_rank)
+        return level, recycle
+
+    @staticmethod
+    def _kept_best(kinds: Any, where: jax.Array) -> jax.Array:
+        """Per seat (axis 0), the lowest retirement level at which a card of ``kinds`` (where ``where``; axis 1)
+        would be kept (R21: a joker always; 0 for none): a card of these is kept at a level below it."""
+        return jnp.where(where, jnp.where(kinds == JOKER_KIND, _KEEPS_ALWAYS, kinds + 2), 0).max(1)
+
+    def _fill_recycled(self, g: Game, seed: jax.Array, recycle: jax.Array, first_word: jax.Array,
+                       level: jax.Array) -> Game:
+        """The end of :meth:`_fill_retiring` for the seats ``recycle``: R5 (the level rises by one for each), then
+        draws from each recycled pile until the hand keeps ``hand_size`` cards, at the level after its recycle;
+        skipped when no game needs it (:func:`_when`)."""
+        after = jnp.minimum(level + 1, self.config.retire_max_rank)
         return _when(recycle.any(), lambda g: self._draw_retiring(
-            self._recycle(g, recycle), flow.seed, p, jnp.int32(self.config.hand_size), first_word, first=False), g)
+            self._recycle(g, recycle), seed, self.config.hand_size * recycle, first_word, after, first=False), g)
 
-    def _draw_retiring(self, g: Game, seed: jax.Array, p: jax.Array, wanted: jax.Array, first_word: jax.Array,
+    def _draw_retiring(self, g: Game, seed: jax.Array, wanted: jax.Array, first_word: jax.Array, level: jax.Array,
                        first: bool) -> Game:
-        """R4 with R21 for seat ``p`` of one game: cards until it keeps ``wanted`` more or its pile is empty,
-        the retired ones revealed and discarded (no recycle). The ``first`` draws of a fill (and every fill's, when
-        every pile is in order) as the common step makes them (:func:`_first_draws`: the top cards of an ordered
-        pile, or draws at random from a shuffled one), then the rest of an ordered pile (:meth:`_ordered_draws`) or
-        of a shuffled one (:func:`_draws_until_kept`), in loops that make no pass where the fill is done. A pile
-        just recycled (not ``first``) is shuffled unless every pile is in order. Draw ``j`` of the fill takes the
-        step's word ``first_word + j``."""
+        """R4 with R21 for every seat at once (all on axis 0): cards until it keeps ``wanted`` more or its pile is
+        empty, at its retirement ``level``, the retired ones revealed and discarded (no recycle). The ``first``
+        draws of a fill (and every fill's, when every pile is in order) as the common step makes them
+        (:func:`_first_draws`: the top cards of an ordered pile, or draws at random from a shuffled one), then the
+        rest of an ordered pile (:meth:`_ordered_draws`) or of a shuffled one (:func:`_draws_until_kept`), in loops
+        that make no pass where every fill is done. A pile just recycled (not ``first``) is shuffled unless every
+        pile is in order. Draw ``j`` of seat ``p`` takes the step's word ``first_word[p] + j``."""
         slots = np.arange(self.deck_size)
-        pile, pile_n, shuffled, level = g.pile[p].astype(jnp.int32), g.pile_n[p], g.pile_rand[p], g.retire_level
+        pile_n, shuffled = g.pile_n, g.pile_rand
         in_order = pile_n > 0
         kept, rest, drawn, left = jnp.zeros_like(wanted), shuffled, jnp.zeros_like(shuffled), pile_n
         if first or self.ordered:
-            kept, left, drawn, _, rest = (part[0] for part in _first_draws(
-                _top_cards(pile[None], pile_n[None], _COMMON_DRAWS), pile_n[None], shuffled[None], wanted[None], level,
-                seed, first_word[None], at_random=not self.ordered))
-            made, drawn = self._ordered_draws(pile, pile_n, wanted, level, (jnp.where(in_order, pile_n - left, 0), kept,
-                                                                            drawn))
+            kept, left, drawn, _, rest = _first_draws(_top_cards(g.pile, pile_n, _COMMON_DRAWS), pile_n, shuffled,
+                                                      wanted, level, seed, first_word, at_random=not self.ordered)
+            made, drawn = _ordered_draws(g.pile, pile_n, wanted, level, (jnp.where(in_order, pile_n - left, 0), kept,
+                                                                          drawn))
             left = jnp.where(in_order, pile_n - made, 0)
         if not self.ordered:  # the rest of a shuffled pile
             later = first_word + np.uint32(_COMMON_DRAWS)
-            drawn = jnp.where(in_order, drawn, drawn + _draws_until_kept(seed, later, rest, wanted - kept, level))
-            shuffled = jnp.where(in_order, shuffled, shuffled - drawn)
+            drawn = jnp.where(in_order[:, None], drawn, drawn + _draws_until_kept(seed, later, rest, wanted - kept,
+                                                                                   level))
+            shuffled = jnp.where(in_order[:, None], shuffled, shuffled - drawn)
         drawn = computed_once(drawn)
-        seat = _one_hot(p, self.n)
-        retired = computed_once(drawn * _retired(_KINDS, level))
-        g = self._drawn_retiring(g, seat[:, None] * drawn, seat[:, None] * retired)
-        pile_n = jnp.where(seat, left, g.pile_n)
-        return g._replace(pile_n=pile_n, pile=jnp.where(slots < pile_n[:, None], g.pile, 0).astype(jnp.int8),
-                          pile_rand=jnp.where(seat[:, None], shuffled, g.pile_rand))
-
-    @staticmethod
-    def _ordered_draws(pile: jax.Array, pile_n: jax.Array, wanted: jax.Array, level: jax.Array,
-                       start: tuple[jax.Array, ...]) -> tuple[jax.Array, jax.Array]:
-        """R4 with R21 from an ordered pile (one seat's slots, its top at ``pile_n - 1``), going on from ``start``
-        (the cards made, kept, and drawn per kind, so far): the next ``_DRAWS_A_PASS`` cards from the top a pass,
-        until ``wanted`` are kept or the pile is empty (no pass for a shuffled pile: ``pile_n`` is 0). A loop over
-        the few cards a fill draws: a pass over every slot of the pile (suffix sums of the keepable cards above
-        each) cost about a fifth of the vmapped full step (4 players, 51 games). Returns the cards made and drawn."""
-
-        def more(carry: tuple[jax.Array, ...]) -> jax.Array:
-            made, kept, _ = carry
-            return (kept < wanted) & (made < pile_n)
-
-        def draw(carry: tuple[jax.Array, ...]) -> tuple[jax.Array, ...]:
-            made, kept, drawn = carry
-            top = _top_cards(pile[None], (pile_n - made)[None], _DRAWS_A_PASS)[0]
-            for j in range(_DRAWS_A_PASS):
-                go = (kept < wanted) & (made < pile_n)
-                drawn = drawn + ((_KINDS == top[j]) & go)
-                kept, made = kept + (go & ~_retired(top[j], level)), made + go
-            return made, kept, drawn
-
-        made, _, drawn = jax.lax.while_loop(more, draw, start)
-        return made, drawn
+        g = self._drawn_retiring(g, drawn, computed_once(drawn * _retired(_KINDS, level[:, None])))
+        return g._replace(pile_n=left, pile=jnp.where(slots < left[:, None], g.pile, 0).astype(jnp.int8),
+                          pile_rand=shuffled)
 
     # -- decisions (R7, R11c, R12) ---------------------------------------------------------------------
 
@@ -1191,7 +1215,7 @@ class Env(CardEnv[BattlecardsState]):
         if self.retire:  # the next seat only (after a BURY decision: that seat's commitment only)
             now = waiting & (g.entry == jnp.where(waiting, g.entry, 0).max()) & ~resume
             g = _when((now & empty_hand).any(), lambda g: self._fill_retiring(  # R11a / A19
-                g, flow, jnp.argmax(now), jnp.bool_(True), flow.counter), g)
+                g, flow.seed, now & empty_hand, flow.counter), g)
             flow = flow._replace(counter=flow.counter + jnp.uint32(n * _FILL_WORDS))
             turned_stuck = now & (g.hand.sum(1) == 0)  # every drawn card was retired
             now = now & ~turned_stuck
