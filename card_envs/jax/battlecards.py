@@ -980,7 +980,8 @@ class Env(CardEnv[BattlecardsState]):
         retirement), then ``to_table[p]`` face down onto the table (R11b); then, where ``rest[p]`` more
         face-down cards are owed (the pile is empty by then), the face-up pile is recycled (R5) and up to
         ``rest[p]`` of its cards follow (R11d). Every seat at once, at most ``most`` cards each; seats place in
-        reverse entry order (R23). Returns the cards drawn into each hand, per kind.
+        reverse entry order (R23); the words of ``_most`` draws a seat are taken whatever ``most`` is. Returns the
+        cards drawn into each hand, per kind.
 
         The cards of an ordered pile are known in advance (its top ``most`` slots); a shuffled pile gives
         one uniformly random card of what is left per draw (module docstring): ``most`` draws per seat decoded
@@ -1017,8 +1018,8 @@ class Env(CardEnv[BattlecardsState]):
             pile_n = g.pile_n - ordered
             pile = g.pile
             from_rand = current - ordered
-            flow, words = _words(flow, (n, most))
-            kinds = _draw_kinds(words, g.pile_rand, g.face_up, from_rand, total - current)
+            flow, words = _words(flow, (n, self._most))  # seat p's draw j: the step's word p * _most + j
+            kinds = _draw_kinds(words[:, :most], g.pile_rand, g.face_up, from_rand, total - current)
             to_hand_by_kind = _per_kind(kinds, ordered[:, None] + j < to_hand[:, None])
             every = _per_kind(kinds, np.ones(most, np.bool_))
             from_up = _per_kind(kinds, j >= from_rand[:, None])  # R11d
@@ -1237,8 +1238,8 @@ class Env(CardEnv[BattlecardsState]):
         buries = burials > 0
         moves = Moves(recycle_first, to_hand, from_pile,
                       jnp.where(now & ~buries, short, 0) + jnp.where(resumed, g.commit_rest, 0))
-        if self.retire:
-            g, flow, _ = self._move(g, flow, moves.to_hand, moves.to_table, moves.rest, self._most)
+        if self.retire:  # a commitment's face-down cards only (R11a is drawn above): war_facedown_count at most
+            g, flow, _ = self._move(g, flow, moves.to_hand, moves.to_table, moves.rest, max(1, facedown))
         buryer = jnp.argmax(buries)
         processed = now | turned_stuck
         g = g._replace(
