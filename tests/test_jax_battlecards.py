@@ -401,6 +401,35 @@ def test_the_draw_loop_draws_as_one_card_at_a_time():  # R4, R21: several draws 
     np.testing.assert_array_equal(np.asarray(loop), expected)
 
 
+@pytest.mark.parametrize("max_rank, levels", [(10, [3, 1, 2]), (2, [2, 1, 2])])
+def test_a_fills_seats_draw_at_the_level_the_recycles_before_them_left(max_rank, levels):  # R6, R21, A34, A39
+    """The full step fills every seat at once (``_fill_levels``): clockwise from the leader, each seat at the level
+    after the recycles of the seats before it, and a seat recycles when it keeps nothing of its pile there."""
+    from card_envs.jax.battlecards import Env
+
+    env = Env(num_players=3, jokers=True, retire_lowest_on_flip=True, retire_max_rank=max_rank)
+    g = env._game(env.init(KEY))
+    hand, pile_rand, face_up = (np.zeros((3, 14), np.int32) for _ in range(3))
+    pile, pile_n = np.zeros((3, env.deck_size), np.int8), np.array([0, 0, 2], np.int32)
+    face_up[:, 12] = 1  # every seat has won an ace, so it can recycle
+    pile[2, :2] = 0  # seat 2: an ordered pile of two 2s
+    pile_rand[0, 1] = 2  # seat 0: a shuffled pile of two 3s
+    g = g._replace(hand=jnp.asarray(hand), pile=jnp.asarray(pile), pile_n=jnp.asarray(pile_n),
+                   pile_rand=jnp.asarray(pile_rand), face_up=jnp.asarray(face_up), leader=jnp.int32(1),
+                   retire_level=jnp.int32(1))
+    level, recycle = env._fill_levels(g, jnp.ones(3, jnp.bool_))
+    # seat 1 (the leader) has no pile: it recycles at level 1 (2s retire); seat 2 then keeps neither of its 2s and
+    # recycles at level 2 (3s retire, unless the cap keeps the level at 2); seat 0 keeps no 3 at level 3
+    assert np.asarray(level).tolist() == levels
+    assert np.asarray(recycle).tolist() == [max_rank > 2, True, True]
+    # a joker is never retired (R20, A39): seat 0 with a joker among its 3s keeps it and does not recycle
+    g = g._replace(pile_rand=g.pile_rand.at[0, 13].set(1))
+    assert not bool(env._fill_levels(g, jnp.ones(3, jnp.bool_))[1][0])
+    # a seat that does not fill neither recycles nor raises the level: seat 2 then keeps its 2s at level 1
+    level, recycle = env._fill_levels(g, jnp.array([True, False, True]))
+    assert np.asarray(recycle).tolist() == [False, False, False] and int(level[2]) == 1
+
+
 # -- invariants of the JAX engine's own games (its shuffled piles never occur in lockstep) --------------------
 
 
