@@ -433,11 +433,12 @@ def _first_draws(top: jax.Array, pile_n: jax.Array, shuffled: jax.Array, wanted:
     and the retired ones among them (per kind), and the shuffled pile left."""
     in_order = pile_n > 0
     kinds = _column(NUM_KINDS, pile_n[0])
-    running = computed_once(jnp.stack(list(itertools.accumulate(shuffled[:, k] for k in range(NUM_KINDS)))))
-    size = pile_n + running[-1]
-    first_word = jnp.asarray(first_word, jnp.uint32)
-    random_kinds = (_draw_sequence([_word_at(seed, first_word + np.uint32(j)) for j in range(top.shape[1])], running)
-                    if at_random else [top[:, j] for j in range(top.shape[1])])
+    size, random_kinds = pile_n, [top[:, j] for j in range(top.shape[1])]
+    if at_random:
+        running = computed_once(jnp.stack(list(itertools.accumulate(shuffled[:, k] for k in range(NUM_KINDS)))))
+        first_word = jnp.asarray(first_word, jnp.uint32)
+        size = pile_n + running[-1]
+        random_kinds = _draw_sequence([_word_at(seed, first_word + np.uint32(j)) for j in range(top.shape[1])], running)
     kept, made = jnp.zeros_like(wanted), jnp.zeros_like(wanted)
     drawn = retired = jnp.zeros_like(shuffled)
     for j, random_kind in enumerate(random_kinds):
@@ -447,6 +448,7 @@ def _first_draws(top: jax.Array, pile_n: jax.Array, shuffled: jax.Array, wanted:
         gone = _retired(kind, retire_level)
         kept, made = kept + (go & ~gone), made + go
         drawn, retired = drawn + hot, retired + (hot & gone[:, None])
+    drawn, retired = computed_once(drawn), computed_once(retired)  # read by several of the caller's updates
     return kept, size - made, drawn, retired, shuffled - drawn * ~in_order[:, None]
 
 
@@ -835,7 +837,8 @@ class Env(CardEnv[BattlecardsState]):
         first_word = _REFILL_WORDS + np.arange(n, dtype=np.uint32).reshape((n,) + (1,) * jnp.ndim(seed)) * np.uint32(
             _FILL_WORDS)
         kept, left, drawn, retired, shuffled = _first_draws(_top_cards(g.pile, g.pile_n, _COMMON_DRAWS), g.pile_n,
-                                                            g.pile_rand, wanted, g.retire_level, seed, first_word)
+                                                            g.pile_rand, wanted, g.retire_level, seed, first_word,
+                                                            at_random=not self.ordered)
         pending = (kept < wanted) & ((left > 0) | ((in_hand + kept == 0) & (_over_kinds(g.face_up) > 0)))
         g = self._drawn_retiring(g, drawn, retired)
         g = g._replace(pile_n=jnp.where(g.pile_n > 0, left, 0), pile_rand=shuffled)
