@@ -428,9 +428,9 @@ def _first_draws(top: jax.Array, pile_n: jax.Array, shuffled: jax.Array, wanted:
     any trailing batch axes): cards from the top of its ordered pile (``top``: the kinds of its top cards, top
     first, ``pile_n`` of them, :func:`_top_cards`), or uniformly at random from its ``shuffled`` pile (per-kind
     counts; draw ``j`` with the step's word ``first_word + j``, ``first_word`` per seat; not ``at_random``: every
-    pile is in order), until it keeps ``wanted``
-    cards or the pile is empty; retired cards are discarded. Returns the cards kept, the pile left, the cards drawn
-    and the retired ones among them (per kind), and the shuffled pile left."""
+    pile is in order), until it keeps ``wanted`` cards or the pile is empty; retired cards are discarded. Returns
+    the cards kept, the pile left, the cards drawn and the retired ones among them (per kind), and the shuffled pile
+    left."""
     in_order = pile_n > 0
     kinds = _column(NUM_KINDS, pile_n[0])
     size, random_kinds = pile_n, [top[:, j] for j in range(top.shape[1])]
@@ -1079,8 +1079,9 @@ class Env(CardEnv[BattlecardsState]):
 
     @staticmethod
     def _kept_best(kinds: Any, where: jax.Array) -> jax.Array:
-        """Per seat (axis 0), the lowest retirement level at which a card of ``kinds`` (where ``where``; axis 1)
-        would be kept (R21: a joker always; 0 for none): a card of these is kept at a level below it."""
+        """Per seat (axis 0), the highest value for R21 among the cards of ``kinds`` where ``where`` (axis 1): a
+        joker's is above every level (it is never retired), none gives 0. The seat keeps one of these cards at any
+        retirement level below it, and none at a level at or above it."""
         return jnp.where(where, jnp.where(kinds == JOKER_KIND, _KEEPS_ALWAYS, kinds + 2), 0).max(1)
 
     def _fill_recycled(self, g: Game, seed: jax.Array, recycle: jax.Array, first_word: jax.Array,
