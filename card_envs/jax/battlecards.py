@@ -452,6 +452,13 @@ def _first_draws(top: jax.Array, pile_n: jax.Array, shuffled: jax.Array, wanted:
     return kept, size - made, drawn, retired, shuffled - drawn * ~in_order[:, None]
 
 
+def _drawn_card(kind: jax.Array, go: jax.Array, kept: jax.Array, drawn: jax.Array,
+                retire_level: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """R4 with R21, one draw of a kind from each pile where ``go`` (kinds on the last axis of ``drawn``): the cards
+    kept (unless retired) and drawn so far, after it."""
+    return kept + (go & ~_retired(kind, retire_level)), drawn + ((_KINDS == kind[..., None]) & go[..., None])
+
+
 def _draws_until_kept(seed: jax.Array, first_word: jax.Array, shuffled: jax.Array, wanted: jax.Array,
                       retire_level: jax.Array) -> jax.Array:
     """R4 with R21 from shuffled piles (per-kind counts, kinds on the last axis; a pile per seat before it):
@@ -471,9 +478,7 @@ def _draws_until_kept(seed: jax.Array, first_word: jax.Array, shuffled: jax.Arra
         words = [_word_at(seed, first_word + j + np.uint32(i)) for i in range(_DRAWS_A_PASS)]
         taken = jnp.zeros_like(pile)
         for i, kind in enumerate(_draw_sequence(words, running)):
-            go = (kept < wanted) & (i < running[-1])
-            taken = taken + ((_KINDS == kind[..., None]) & go[..., None])
-            kept = kept + (go & ~_retired(kind, retire_level))
+            kept, taken = _drawn_card(kind, (kept < wanted) & (i < running[-1]), kept, taken, retire_level)
         return pile - taken, kept, drawn + taken, j + np.uint32(_DRAWS_A_PASS)
 
     start: tuple[jax.Array, ...] = (shuffled, jnp.zeros(jnp.shape(wanted), jnp.int32), jnp.zeros_like(shuffled),
@@ -498,8 +503,7 @@ def _ordered_draws(pile: jax.Array, pile_n: jax.Array, wanted: jax.Array, level:
         top = _top_cards(pile, pile_n - made, _DRAWS_A_PASS)
         for j in range(_DRAWS_A_PASS):
             go = (kept < wanted) & (made < pile_n)
-            drawn = drawn + ((_KINDS == top[:, j, None]) & go[:, None])
-            kept, made = kept + (go & ~_retired(top[:, j], level)), made + go
+            (kept, drawn), made = _drawn_card(top[:, j], go, kept, drawn, level), made + go
         return made, kept, drawn
 
     made, _, drawn = jax.lax.while_loop(more, draw, start)
