@@ -1165,7 +1165,7 @@ class Env(CardEnv[BattlecardsState]):
         face_up = ~bury
         round_card = phase <= FOLLOW
         if self.ordered:  # the card goes to the end of the chronological table (any batch axes: a select)
-            at = _column(self.deck_size, p) == self._table_size(g)
+            at = _column(self.deck_size, p) == computed_once(self._table_size(g))  # else summed per slot
             g = g._replace(table_kind=jnp.where(at, action, g.table_kind).astype(jnp.int8),
                            table_owner=jnp.where(at, p, g.table_owner).astype(jnp.int8))
         known, unknown = _take_known(g.known, g.unknown, card & face_up)  # 7.5: played face up
