@@ -526,9 +526,9 @@ def _below(words: jax.Array, bound: jax.Array) -> jax.Array:
 
 def _marked_before(marked: jax.Array, group: jax.Array | int = 0) -> jax.Array:
     """Per slot ``i`` of ``marked`` (0/1, one axis: the table's slots), how many slots before it are marked and of
-    its ``group``: a compare of every pair of slots, one fused reduction (XLA's CPU cumsum is a reduce-window, and
-    a product with a triangular matrix needed transposes: each cost about a fifth of the vmapped full step with
-    ordered piles, 6 players)."""
+    its ``group``: a compare of every pair of slots, summed (XLA's CPU cumsum is a reduce-window: the three cumsums
+    this replaced were about a quarter of the vmapped full step with ordered piles, 6 players; a product with a
+    triangular matrix was as slow, in transposes)."""
     size = marked.shape[0]
     earlier = np.tril(np.ones((size, size), np.bool_), -1)  # earlier[i, j]: j < i
     same = jnp.asarray(group)[:, None] == jnp.asarray(group)[None, :] if jnp.ndim(group) else True
