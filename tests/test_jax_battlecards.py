@@ -401,6 +401,17 @@ def test_the_draw_loop_draws_as_one_card_at_a_time():  # R4, R21: several draws 
     np.testing.assert_array_equal(np.asarray(loop), expected)
 
 
+def test_marked_before_counts_the_earlier_marked_slots_of_a_slots_group():  # R23, A25-A28: chronological order
+    from card_envs.jax.battlecards import _marked_before
+
+    rng = np.random.default_rng(23)
+    for size in (1, 5, 32, 33, 54):  # one side and both sides of the halves its sums are split in
+        marked, group = rng.random(size) < 0.7, rng.integers(0, 13, size)
+        expected = [sum(marked[j] and group[j] == group[i] for j in range(i)) for i in range(size)]
+        np.testing.assert_array_equal(np.asarray(_marked_before(jnp.asarray(marked), jnp.asarray(group))), expected)
+        np.testing.assert_array_equal(np.asarray(_marked_before(jnp.asarray(marked))), np.cumsum(marked) - marked)
+
+
 @pytest.mark.parametrize("max_rank, levels", [(10, [3, 1, 2]), (2, [2, 1, 2])])
 def test_a_fills_seats_draw_at_the_level_the_recycles_before_them_left(max_rank, levels):  # R6, R21, A34, A39
     """The full step fills every seat at once (``_fill_levels``): clockwise from the leader, each seat at the level
