@@ -249,6 +249,22 @@ def test_jax_throughput_measures_every_variant_config_after_its_default_at_the_s
     assert jt.configs_to_measure("battlecards_v0", chosen) == [{"num_players": 4}, *chosen]
 
 
+def test_jax_throughput_config_alone_measures_only_the_games_it_names():
+    from benchmarks import jax_throughput as jt
+
+    available = ["revolutionary_war_v0", "battlecards_v0", "bloodlines_v0"]
+    retire = '{"num_players": 4, "retire_lowest_on_flip": true}'
+
+    def chosen(*argv: str) -> dict:
+        args, parser = jt.parse_arguments(list(argv), "jax_throughput")
+        return jt.chosen_configs(args, parser, available)
+
+    assert chosen("--config", f"battlecards_v0={retire}") == {"battlecards_v0": [json.loads(retire)]}
+    assert chosen() == {name: None for name in available}
+    both = chosen("--games", "battlecards_v0,bloodlines_v0", "--config", f"battlecards_v0={retire}")
+    assert both == {"battlecards_v0": [json.loads(retire)], "bloodlines_v0": None}  # --games still widens it
+
+
 def test_jax_throughput_layouts_put_the_pgx_idiom_on_default_configs_unless_asked():
     from types import SimpleNamespace
 
