@@ -524,6 +524,14 @@ def _below(words: jax.Array, bound: jax.Array) -> jax.Array:
     return jnp.minimum((unit * bound.astype(jnp.float32)).astype(jnp.int32), jnp.maximum(bound - 1, 0))
 
 
+def _seat_words(first_word: Any, n: int, batch_axes: int = 0) -> jax.Array:
+    """The step's word of each seat's first fill draw, ``first_word + p * _FILL_WORDS`` for seat ``p`` (seats on
+    axis 0, ``batch_axes`` axes after it): the common step's refill and the full step's fills take the same words,
+    so both draw the same cards."""
+    seats = np.arange(n, dtype=np.uint32).reshape((n,) + (1,) * batch_axes)
+    return jnp.asarray(first_word, jnp.uint32) + seats * np.uint32(_FILL_WORDS)
+
+
 def _marked_before(marked: jax.Array, group: jax.Array | int = 0) -> jax.Array:
     """Per slot ``i`` of ``marked`` (0/1, one axis: the table's slots), how many slots before it are marked and of
     its ``group``: a compare of every pair of slots, summed (XLA's CPU cumsum is a reduce-window: the three cumsums
@@ -851,8 +859,7 @@ class Env(CardEnv[BattlecardsState]):
         n, seed = self.n, flow.seed
         in_hand = _over_kinds(g.hand)
         wanted = jnp.where(end & g.active, self.config.hand_size - in_hand, 0)
-        first_word = _REFILL_WORDS + np.arange(n, dtype=np.uint32).reshape((n,) + (1,) * jnp.ndim(seed)) * np.uint32(
-            _FILL_WORDS)
+        first_word = _seat_words(_REFILL_WORDS, n, jnp.ndim(seed))
         kept, left, drawn, retired, shuffled = _first_draws(_top_cards(g.pile, g.pile_n, _COMMON_DRAWS), g.pile_n,
                                                             g.pile_rand, wanted, g.retire_level, seed, first_word,
                                                             at_random=not self.ordered)
@@ -1069,9 +1076,9 @@ class Env(CardEnv[BattlecardsState]):
         empty, each retired card revealed and discarded; then, if the hand is empty, the face-up pile is recycled
         (the retirement level rises) and the draws go on from it (a fill recycles at most once: the face-up pile is
         empty after it). The seats fill at once, each at the level the recycles of the seats before it left
-        (:meth:`_fill_levels`). Seat ``p``'s draws take the step's words from ``first_word + p * _FILL_WORDS`` on,
-        whatever the other seats drew (the common step's refill finds the same ones)."""
-        words = jnp.uint32(first_word) + np.arange(self.n, dtype=np.uint32) * np.uint32(_FILL_WORDS)
+        (:meth:`_fill_levels`). Seat ``p``'s draws take the step's words from ``first_word + p * _FILL_WORDS`` on
+        (:func:`_seat_words`), whatever the other seats drew (the common step's refill finds the same ones)."""
+        words = _seat_words(first_word, self.n)
         level, recycle = self._fill_levels(g, fill)
         wanted = jnp.where(fill, self.config.hand_size - g.hand.sum(1), 0)
         g = self._draw_retiring(g, seed, wanted, words, level, first=True)
