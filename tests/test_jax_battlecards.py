@@ -534,7 +534,7 @@ def batch_last_matches_vmapped_step(options: dict[str, Any], games: int, decisio
         lambda key: jax.random.bits(key, (), jnp.uint32))(k))[1])
     states = init(jax.random.split(jax.random.PRNGKey(seed), games))
     key = jax.random.PRNGKey(seed + 1)
-    counts = {"common": 0, "rare": 0, "most_rare": 0, "ends": 0}
+    counts = {"common": 0, "rare": 0, "most_rare": 0, "ends": 0, "war_starts": 0, "commitments_ended": 0}
     for t in range(decisions):
         key, act_key, step_key, deal_key = jax.random.split(key, 4)
         actions = random_legal_actions(act_key, states.legal_action_mask)
@@ -547,6 +547,11 @@ def batch_last_matches_vmapped_step(options: dict[str, Any], games: int, decisio
         counts["most_rare"] = max(counts["most_rare"], int((~common & running).sum()))
         expected = vmapped(states, actions, keys)
         got = batch_first(last_step(last, actions, keys))
+        # the common step's wars (with retirement): a level started, or a BURY decision's commitment ended
+        started = np.asarray(expected._war_level) > np.asarray(states._war_level)
+        ended = (np.asarray(states._phase) == BURY) & (np.asarray(states._bury_left) == 1)
+        counts["war_starts"] += int((common & started).sum())
+        counts["commitments_ended"] += int((common & ended).sum())
         for (path, want), have in zip(jax.tree_util.tree_leaves_with_path(expected), jax.tree.leaves(got),
                                       strict=True):
             assert np.array_equal(want, have), f"decision {t}: {jax.tree_util.keystr(path)} differs"
@@ -566,6 +571,15 @@ def batch_last_matches_vmapped_step(options: dict[str, Any], games: int, decisio
 def test_step_batch_last_is_the_full_step_at_every_decision(index):  # R7-R19 through both paths
     counts = batch_last_matches_vmapped_step(VARIANTS[index], games=16, decisions=120, seed=index, slots=3)
     assert counts["common"] > 0 and counts["most_rare"] > 3  # both paths ran, the rare loop several rounds
+
+
+@pytest.mark.parametrize("index", [4, 6], ids=lambda i: f"cfg{i}")
+def test_the_common_step_starts_wars_and_ends_commitments_as_the_full_step(index):  # R9-R12, R21, R23
+    """With retirement the common step makes a war level's commitments, or those after a BURY decision, up to the
+    next decision, where every seat commits from its hand and pile (cfg4: ordered piles and the chronological table;
+    cfg6: shuffled piles after recycles, the cards drawn with the words of the full step's passes)."""
+    counts = batch_last_matches_vmapped_step(VARIANTS[index], games=32, decisions=80, seed=20 + index, slots=4)
+    assert counts["war_starts"] > 0 and counts["commitments_ended"] > 0
 
 
 @pytest.mark.slow

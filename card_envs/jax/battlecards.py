@@ -421,35 +421,39 @@ def _draw_sequence(words: list[jax.Array], running: jax.Array | list[jax.Array])
     return [_kind_at(running, at) for at in position]
 
 
-def _first_draws(top: jax.Array, pile_n: jax.Array, shuffled: jax.Array, wanted: jax.Array,
-                 retire_level: jax.Array, seed: jax.Array, first_word: Any,
-                 at_random: bool = True) -> tuple[jax.Array, ...]:
-    """R4 with R21, each seat's first ``top.shape[1]`` draws at most (seats on axis 0, kinds or draws on axis 1,
-    any trailing batch axes): cards from the top of its ordered pile (``top``: the kinds of its top cards, top
-    first, ``pile_n`` of them, :func:`_top_cards`), or uniformly at random from its ``shuffled`` pile (per-kind
-    counts; draw ``j`` with the step's word ``first_word + j``, ``first_word`` per seat; not ``at_random``: every
-    pile is in order), until it keeps ``wanted`` cards or the pile is empty; retired cards are discarded. Returns
-    the cards kept, the pile left, the cards drawn and the retired ones among them (per kind), and the shuffled pile
-    left."""
-    in_order = pile_n > 0
-    kinds = _column(NUM_KINDS, pile_n[0])
-    size, random_kinds = pile_n, [top[:, j] for j in range(top.shape[1])]
+def _pile_kinds(top: jax.Array, pile_n: jax.Array, shuffled: jax.Array, seed: jax.Array, first_word: Any,
+                at_random: bool = True) -> list[jax.Array]:
+    """The kinds of each seat's next ``top.shape[1]`` draws from its face-down pile (seats on axis 0, draws on axis 1
+    of ``top``, any trailing batch axes): the top cards of an ordered pile (``top``: the kinds of its top cards, top
+    first, ``pile_n`` of them, :func:`_top_cards`), or cards drawn one after another uniformly at random from a
+    ``shuffled`` pile (per-kind counts; draw ``j`` with the step's word ``first_word + j``, ``first_word`` per seat;
+    not ``at_random``: every pile is in order). One array a draw, each computed once (every kind's count reads it);
+    draws past a pile's size give a kind of no meaning."""
+    kinds = [top[:, j] for j in range(top.shape[1])]
     if at_random:
         running = computed_once(jnp.stack(list(itertools.accumulate(shuffled[:, k] for k in range(NUM_KINDS)))))
         first_word = jnp.asarray(first_word, jnp.uint32)
-        size = pile_n + running[-1]
-        random_kinds = _draw_sequence([_word_at(seed, first_word + np.uint32(j)) for j in range(top.shape[1])], running)
+        kinds = _draw_sequence([_word_at(seed, first_word + np.uint32(j)) for j in range(top.shape[1])], running)
+    return [computed_once(jnp.where(pile_n > 0, top[:, j], kind)) for j, kind in enumerate(kinds)]
+
+
+def _first_draws(kinds: list[jax.Array], size: jax.Array, wanted: jax.Array,
+                 retire_level: jax.Array) -> tuple[jax.Array, ...]:
+    """R4 with R21, each seat's first ``len(kinds)`` draws at most (seats on axis 0, any trailing batch axes): the
+    cards ``kinds`` (:func:`_pile_kinds`) from the top of a pile of ``size`` cards, until it keeps ``wanted`` cards
+    or the pile is empty; retired cards are discarded. Returns the cards kept, the pile left, and the cards drawn
+    and the retired ones among them (per kind, on axis 1)."""
+    columns = _column(NUM_KINDS, size[0])
     kept, made = jnp.zeros_like(wanted), jnp.zeros_like(wanted)
-    drawn = retired = jnp.zeros_like(shuffled)
-    for j, random_kind in enumerate(random_kinds):
+    drawn = retired = jnp.zeros((size.shape[0], NUM_KINDS, *size.shape[1:]), jnp.int32)
+    for j, kind in enumerate(kinds):
         go = (kept < wanted) & (j < size)
-        kind = computed_once(jnp.where(in_order, top[:, j], random_kind))
-        hot = (kind[:, None] == kinds) & go[:, None]
+        hot = (kind[:, None] == columns) & go[:, None]
         gone = _retired(kind, retire_level)
         kept, made = kept + (go & ~gone), made + go
         drawn, retired = drawn + hot, retired + (hot & gone[:, None])
     drawn, retired = computed_once(drawn), computed_once(retired)  # read by several of the caller's updates
-    return kept, size - made, drawn, retired, shuffled - drawn * ~in_order[:, None]
+    return kept, size - made, drawn, retired
 
 
 def _drawn_card(kind: jax.Array, go: jax.Array, kept: jax.Array, drawn: jax.Array,
@@ -797,23 +801,108 @@ class Env(CardEnv[BattlecardsState]):
         flow = Flow(seed=seed, counter=jnp.uint32(0), todo=jnp.int32(_DONE), resume=False, end_round=False,
                     winner=jnp.int32(0), tie=False, over=False, over_set=False)
         g, flow = self._decide(g, flow, action)
-        end = computed_once(flow.todo == _RESOLVE)
+        resolve = flow.todo == _RESOLVE
         contenders = jnp.where(g.war_level > 0, g.participant, g.active)  # R8 / R13, as in _war
         values = jnp.where(contenders, _value(g.fighting, g.joker_value), -1)
-        tied = contenders & (values == _over_seats(values, jnp.maximum))
+        tied = computed_once(contenders & (values == _over_seats(values, jnp.maximum)))
         single = _over_seats(tied) == 1
+        end = computed_once(resolve & single)
         winner = computed_once(_over_seats(jnp.where(tied, _column(n, seed), n), jnp.minimum))
+        committed: jax.Array | bool = False
+        kinds: list[jax.Array] = []
+        if self.retire:  # a war that starts (or a BURY decision's commitment that ends) up to its next decision
+            g, committed, kinds = self._common_commitments(g, flow, resolve & ~single, tied, end)
         # a war's resolution: only where the refill draws several cards a seat (a war's participants played two or
         # more cards from their hands), and the winner's face-up pile is counted, not ordered (_collect_round)
         ends_war = self.retire and not self.ordered
         if ends_war:
             g = self._reveal(g, end)
         g = self._clear_table(self._win_round(g, end, winner), end)
-        g, refilled = (self._retiring_refill if self.retire else self._refill)(g, flow, end)
+        g, refilled = self._retiring_refill(g, flow, end, kinds) if self.retire else self._refill(g, flow, end)
         # a decision that leaves the war procedure nothing to do (a FOLLOW, a BURY or WAR_UP decision with more
         # to come) is covered whatever the phase: the full step would only make the decision
-        covered = (flow.todo == _DONE) | (end & (round_card | ends_war) & single & refilled)
+        covered = (flow.todo == _DONE) | (end & (round_card | ends_war) & refilled) | committed
         return self._after_refill(g, flow._replace(end_round=end, winner=winner)), covered  # pile: see _step
+
+    def _common_commitments(self, g: Game, flow: Flow, start: jax.Array, tied: jax.Array,
+                            end: jax.Array) -> tuple[Game, jax.Array, list[jax.Array]]:
+        """R10-R12 with retirement in the common step: where a war level starts (``start``: the ``tied`` seats
+        play it) or a BURY decision ends its seat's commitment, the face-down phase in reverse entry order up to
+        the next BURY decision, or up to the face-up phase (R12's first WAR_UP decision). Covered when every seat
+        it reaches commits from its hand and pile alone (R11b, R11c): no R11a fill (its hand is not empty), no
+        R11d recycle (its pile holds ``war_facedown_count`` cards, or it owes BURY decisions for all the missing
+        ones), nobody stuck, and after a BURY decision no face-down cards still owed (``commit_rest``). Returns the
+        game after it (unchanged elsewhere), where it is covered, and the kinds of every seat's first draws from
+        its pile (:func:`_pile_kinds`): those of its commitment, and where the round ends (``end``) those of the
+        refill (:meth:`_retiring_refill`), drawn in one go (the games are not the same).
+
+        The full step makes one commitment a pass of :meth:`_war_retiring` (pass 0: a war level's first
+        commitment, or what the BURY decision's commitment still owes), and a pass's draws from a shuffled pile
+        take the words after its fills' (:meth:`_war`, :meth:`_move`): a seat's face-down cards are drawn here with
+        the words of its pass, so both steps place the same cards."""
+        c, n, seed = self.config, self.n, flow.seed
+        facedown = c.war_facedown_count
+        seats = _column(n, seed)
+        in_war = g.war_level > 0
+        resume = flow.todo == _COMMIT  # the seat that made the BURY decision: g.current
+        # R9 / A14 at a war's start: entry order = play order, clockwise from the leader
+        order = _wrap(seats - g.leader + n, n)
+        position = 1 + _over_seats(tied[:, None] & (order[:, None] < order[None, :]))
+        entry = computed_once(jnp.where(start & ~in_war, jnp.where(tied, position, 0), g.entry))
+        participant = jnp.where(start, tied, g.participant)
+        queue = jnp.where(start, _BEYOND, _of(g.entry, g.current))
+        waiting = computed_once((start | resume) & participant & ~g.stuck & (entry < queue))
+        in_hand, pile = computed_once(_over_kinds(g.hand)), computed_once(self._pile_sizes(g))
+        plain = (in_hand >= 1) & (pile >= facedown)  # R11b: every face-down card from the pile
+        buries = (in_hand >= 2) & (pile < facedown)  # R11c: BURY decisions, then (R11d) the rest if any
+        above = entry[:, None] > entry[None, :]  # [t, s]: t commits before s
+        now = waiting & (_over_seats(above & (waiting & ~plain)[:, None]) == 0)
+        do = computed_once(((start & ~_over_seats(tied & (g.stuck | (in_hand == 0)), jnp.logical_or))
+                            | (resume & (g.commit_rest == 0))) & ~_over_seats(now & ~plain & ~buries, jnp.logical_or))
+        now = now & do
+        from_pile = computed_once(jnp.where(now, jnp.minimum(facedown, pile), 0))
+        # the words of a seat's draws: its pass's (a commitment), or the refill's
+        passes = _over_seats(above & waiting[:, None]) + resume
+        first_word = jnp.where(end, _seat_words(_REFILL_WORDS, n, jnp.ndim(seed)), computed_once(
+            passes * (n * (_FILL_WORDS + self._most)) + n * _FILL_WORDS + seats * self._most).astype(jnp.uint32))
+        draws = max(_COMMON_DRAWS, facedown)
+        kinds = _pile_kinds(_top_cards(g.pile, g.pile_n, draws), g.pile_n, g.pile_rand, seed, first_word,
+                            at_random=not self.ordered)
+        placed = computed_once(jnp.stack([functools.reduce(jnp.add, [
+            ((kinds[j] == k) & (j < from_pile)).astype(jnp.int32) for j in range(facedown)], jnp.zeros_like(pile))
+            for k in range(NUM_KINDS)], axis=1))
+        shuffled = g.pile_n == 0
+        if self.ordered:  # R23: seat by seat in reverse entry order, after the cards on the table
+            g = self._table_placed(g, kinds[:facedown], from_pile,
+                                   self._table_size(g) + _over_seats(above * from_pile[:, None]))
+        g = g._replace(table_down=g.table_down + placed, pile_n=jnp.where(shuffled, g.pile_n, g.pile_n - from_pile),
+                       pile_rand=g.pile_rand - placed * shuffled[:, None],
+                       entry=jnp.where(do, entry, g.entry), participant=jnp.where(do, participant, g.participant),
+                       war_level=g.war_level + (start & do))
+        buryer = now & buries
+        bury = _over_seats(buryer, jnp.logical_or)
+        burials = jnp.where(buryer, jnp.minimum(facedown - from_pile, in_hand - 1), 0)
+        first_up, _ = self._next_in_war(g, _BEYOND)  # R12: every commitment made
+        g = g._replace(
+            phase=jnp.where(do, jnp.where(bury, BURY, WAR_UP), g.phase),
+            current=jnp.where(do, jnp.where(bury, _over_seats(jnp.where(buryer, seats, 0)), first_up), g.current),
+            bury_left=jnp.where(do, _over_seats(burials), g.bury_left),
+            commit_rest=jnp.where(do, _over_seats(jnp.where(buryer, facedown - from_pile, 0) - burials), g.commit_rest),
+            queue=jnp.where(do, jnp.where(bury, _over_seats(jnp.where(buryer, entry, 0)), 0), g.queue),
+        )
+        return g, do, kinds
+
+    def _table_placed(self, g: Game, kinds: list[jax.Array], count: jax.Array, first: jax.Array) -> Game:
+        """R23 in the common step (batch axis last): each seat's first ``count`` cards of ``kinds`` (one array a
+        card) go to the chronological table from its slot ``first`` on (a scatter of one card a game each)."""
+        games = jnp.arange(jnp.shape(count)[-1])
+        table_kind, table_owner = g.table_kind, g.table_owner
+        for s in range(self.n):
+            for j, kind in enumerate(kinds):
+                at = jnp.where(j < count[s], first[s] + j, self.deck_size)
+                table_kind = table_kind.at[at, games].set(kind[s].astype(jnp.int8), mode="drop", unique_indices=True)
+                table_owner = table_owner.at[at, games].set(jnp.int8(s), mode="drop", unique_indices=True)
+        return g._replace(table_kind=table_kind, table_owner=table_owner)
 
     def _refill(self, g: Game, flow: Flow, end: jax.Array) -> tuple[Game, jax.Array]:
         """R16.2 FILL in the common step, without retirement: at most one card each, from the top of an ordered
@@ -849,23 +938,23 @@ class Env(CardEnv[BattlecardsState]):
                        pile_n=g.pile_n - (draw & from_order), pile_known=pile_known, pile_unknown=pile_unknown)
         return g, covered
 
-    def _retiring_refill(self, g: Game, flow: Flow, end: jax.Array) -> tuple[Game, jax.Array]:
+    def _retiring_refill(self, g: Game, flow: Flow, end: jax.Array, kinds: list[jax.Array]) -> tuple[Game, jax.Array]:
         """R16.2 FILL with R21 in the common step: every active seat's first draws (:func:`_first_draws`, every
-        seat at once, the words of :meth:`_fill_retiring`), covered when they fill every hand without a recycle
+        seat at once, of the ``kinds`` :meth:`_common_commitments` drew with the words of :meth:`_fill_retiring`),
+        covered when they fill every hand without a recycle
         (without one the retirement level stays, so the seats' fills do not depend on each other). Returns the game
         after it and whether it covers every seat. (Covering one recycle a game too, as :meth:`_refill` does, cost
         more in this step than it saved in the rare one: about 1,300 ns more CPU time per decision, 4 players,
         1,024 games.)"""
-        n, seed = self.n, flow.seed
         in_hand = _over_kinds(g.hand)
         wanted = jnp.where(end & g.active, self.config.hand_size - in_hand, 0)
-        first_word = _seat_words(_REFILL_WORDS, n, jnp.ndim(seed))
-        kept, left, drawn, retired, shuffled = _first_draws(_top_cards(g.pile, g.pile_n, _COMMON_DRAWS), g.pile_n,
-                                                            g.pile_rand, wanted, g.retire_level, seed, first_word,
-                                                            at_random=not self.ordered)
+        in_order = g.pile_n > 0
+        size = computed_once(self._pile_sizes(g))  # else summed again in every entry that reads it
+        kept, left, drawn, retired = _first_draws(kinds[:_COMMON_DRAWS], size, wanted, g.retire_level)
+        shuffled = g.pile_rand - drawn * ~in_order[:, None]
         pending = (kept < wanted) & ((left > 0) | ((in_hand + kept == 0) & (_over_kinds(g.face_up) > 0)))
         g = self._drawn_retiring(g, drawn, retired)
-        g = g._replace(pile_n=jnp.where(g.pile_n > 0, left, 0), pile_rand=shuffled)
+        g = g._replace(pile_n=jnp.where(in_order, left, 0), pile_rand=shuffled)
         return g, ~_over_seats(pending, jnp.logical_or)
 
     @staticmethod
@@ -1131,8 +1220,10 @@ class Env(CardEnv[BattlecardsState]):
         in_order = pile_n > 0
         kept, rest, drawn, left = jnp.zeros_like(wanted), shuffled, jnp.zeros_like(shuffled), pile_n
         if first or self.ordered:
-            kept, left, drawn, _, rest = _first_draws(_top_cards(g.pile, pile_n, _COMMON_DRAWS), pile_n, shuffled,
-                                                      wanted, level, seed, first_word, at_random=not self.ordered)
+            kinds = _pile_kinds(_top_cards(g.pile, pile_n, _COMMON_DRAWS), pile_n, shuffled, seed, first_word,
+                                at_random=not self.ordered)
+            kept, left, drawn, _ = _first_draws(kinds, self._pile_sizes(g), wanted, level)
+            rest = shuffled - drawn * ~in_order[:, None]
             made, drawn = _ordered_draws(g.pile, pile_n, wanted, level, (jnp.where(in_order, pile_n - left, 0), kept,
                                                                           drawn))
             left = jnp.where(in_order, pile_n - made, 0)
@@ -1260,7 +1351,7 @@ class Env(CardEnv[BattlecardsState]):
             to_hand = jnp.where(now & empty_hand, drawn, 0)
             recycle_first = now & empty_hand & (self._pile_sizes(g) == 0)
             in_hand = in_hand + to_hand
-        from_pile = jnp.where(now, jnp.minimum(facedown, pile), 0)  # R11b
+        from_pile = computed_once(jnp.where(now, jnp.minimum(facedown, pile), 0))  # R11b
         short = jnp.where(now, facedown - from_pile, 0)
         burials = jnp.where(now, self._burials(in_hand, pile), 0)
         buries = burials > 0
