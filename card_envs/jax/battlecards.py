@@ -52,9 +52,10 @@ states, tested decision by decision), which is faster on CPU: there most decisio
 on whole rows of the batch (:meth:`Env._common_step`: a LEAD or FOLLOW decision and, when it ends the round, a
 single winner and a refill of at most one card per seat, or the recycle and refill of one seat whose hand and
 pile are empty (R6); and any BURY or WAR_UP decision that leaves the war procedure nothing to do; with
-``retire_lowest_on_flip``, refills of up to three draws a seat and no recycle (:meth:`Env._retiring_refill`)
-and, with shuffled piles, also a war's resolution with a single winner), and the other games (wars starting,
-resolving or committing, ties, longer refills, two recycles, a recycle with retirement or under
+``retire_lowest_on_flip``, refills of up to three draws a seat and no recycle (:meth:`Env._retiring_refill`),
+with shuffled piles also a war's resolution with a single winner, and a war level's commitments up to the next
+decision where every seat commits from its hand and pile, :meth:`Env._common_commitments`), and the other games
+(wars starting, resolving or committing otherwise, longer refills, two recycles, a recycle with retirement or under
 ``shuffle_mid_game=False``) are gathered into slots and take the full step under ``vmap``
 (:meth:`Env._rare_steps`). Both steps draw a shuffled pile's cards from the same random words, so they give
 the same state for the same key. Observation and mask are written entry by entry along axis 0 for both
@@ -68,8 +69,9 @@ more to come, 4.4%: about 2,810 -> 2,500 ns of CPU time per decision of the batc
 games a device over 2 devices); a round of its slots costs about as much whatever the number of games waiting,
 so there are few slots (:meth:`Env._rare_slots`). Retirement (R21) is what costs most: wars are about twice as
 frequent (ranks retire, values tie more often) and a refill draws until the hand keeps its cards, so with 4
-players about 17% of the decisions of random play take the rare step (7.6% in the default config; 19% before
-the common step took a war's resolution), two rounds of slots a step, and the full step costs about 5 times
+players about 12% of the decisions of random play take the rare step (7.6% in the default config; 17% before
+the common step took a war level's commitments, 19% before it took a war's resolution), often two rounds of slots
+a step, and the full step costs about 5 times
 the default's in a slot (about 17 against 3.6 us of CPU time a game in 102 slots: a seat's fill with its draws
 and retirements, one commitment per pass of the war, under ``vmap``). Parts that only some games need (the
 R11a fill of a war, a fill's recycle) run under :func:`_when`, which skips them when no slot needs them. The
@@ -793,8 +795,10 @@ class Env(CardEnv[BattlecardsState]):
         leaves the war procedure nothing to do, or a LEAD or FOLLOW decision that ends the round with a single
         winner (R8, R14) and a refill (R16.2) that :meth:`_refill` or, with retirement, :meth:`_retiring_refill`
         covers, then R16.3-R19 as in :meth:`_full_step`; with retirement (and ``shuffle_mid_game``) also a WAR_UP
-        decision that resolves a war with a single winner (R13, R14), when that refill covers it. Returns the game
-        after it and whether that covers the step (else the full step makes it)."""
+        decision that resolves a war with a single winner (R13, R14), when that refill covers it, and a tie that
+        starts a war level or a BURY decision that ends its commitment, up to the next decision
+        (:meth:`_common_commitments`). Returns the game after it and whether that covers the step (else the full
+        step makes it)."""
         n = self.n
         g = g._replace(rewards=jnp.zeros((n, *jnp.shape(seed)), jnp.float32))
         round_card = g.phase <= FOLLOW  # OVER too: the core discards that step
