@@ -832,13 +832,15 @@ class Env(CardEnv[BattlecardsState]):
                             end: jax.Array) -> tuple[Game, jax.Array, list[jax.Array]]:
         """R10-R12 with retirement in the common step: where a war level starts (``start``: the ``tied`` seats
         play it) or a BURY decision ends its seat's commitment, the face-down phase in reverse entry order up to
-        the next BURY decision, or up to the face-up phase (R12's first WAR_UP decision). Covered when every seat
-        it reaches commits from its hand and pile alone (R11b, R11c): no R11a fill (its hand is not empty), no
-        R11d recycle (its pile holds ``war_facedown_count`` cards, or it owes BURY decisions for all the missing
-        ones), nobody stuck, and after a BURY decision no face-down cards still owed (``commit_rest``). Returns the
-        game after it (unchanged elsewhere), where it is covered, and the kinds of every seat's first draws from
-        its pile (:func:`_pile_kinds`): those of its commitment, and where the round ends (``end``) those of the
-        refill (:meth:`_retiring_refill`), drawn in one go (the games are not the same).
+        the next BURY decision, or up to the face-up phase (R12's first WAR_UP decision). After BURY decisions the
+        face-down cards their commitment still owes (``commit_rest``) come from the seat's recycled face-up pile
+        (R11d, R5, R21: the retirement level rises), with shuffled piles only. Covered when every seat it reaches
+        then commits from its hand and pile alone (R11b, R11c): no R11a fill (its hand is not empty), no R11d
+        recycle (its pile holds ``war_facedown_count`` cards, or it owes BURY decisions for all the missing ones),
+        and nobody stuck. Returns the game after it (unchanged elsewhere), where it is covered, and the kinds of
+        every seat's first draws from its pile (:func:`_pile_kinds`): those of its commitment, and where the round
+        ends (``end``) those of the refill (:meth:`_retiring_refill`), drawn in one go (the games are not the
+        same).
 
         The full step makes one commitment a pass of :meth:`_war_retiring` (pass 0: a war level's first
         commitment, or what the BURY decision's commitment still owes), and a pass's draws from a shuffled pile
@@ -861,28 +863,39 @@ class Env(CardEnv[BattlecardsState]):
         buries = (in_hand >= 2) & (pile < facedown)  # R11c: BURY decisions, then (R11d) the rest if any
         above = entry[:, None] > entry[None, :]  # [t, s]: t commits before s
         now = waiting & (_over_seats(above & (waiting & ~plain)[:, None]) == 0)
+        # R11d after the BURY decisions (shuffled piles): what the commitment still owes, from the recycled face-up
+        # pile (an ordered one would be rewritten slot by slot: left to the full step)
+        resumable = (g.commit_rest == 0) if self.ordered else True
         do = computed_once(((start & ~_over_seats(tied & (g.stuck | (in_hand == 0)), jnp.logical_or))
-                            | (resume & (g.commit_rest == 0))) & ~_over_seats(now & ~plain & ~buries, jnp.logical_or))
+                            | (resume & resumable)) & ~_over_seats(now & ~plain & ~buries, jnp.logical_or))
         now = now & do
+        resumed = resume & do & (seats == g.current)
+        rest = jnp.where(resumed, jnp.minimum(g.commit_rest, _over_kinds(g.face_up)), 0)
+        recycle = computed_once(rest > 0)
         from_pile = computed_once(jnp.where(now, jnp.minimum(facedown, pile), 0))
-        # the words of a seat's draws: its pass's (a commitment), or the refill's
-        passes = _over_seats(above & waiting[:, None]) + resume
+        count = computed_once(from_pile + rest)
+        # the words of a seat's draws: its pass's (a commitment; pass 0 what the BURY decisions' commitment still
+        # owes), or the refill's
+        passes = jnp.where(resumed, 0, _over_seats(above & waiting[:, None]) + resume)
         first_word = jnp.where(end, _seat_words(_REFILL_WORDS, n, jnp.ndim(seed)), computed_once(
             passes * (n * (_FILL_WORDS + self._most)) + n * _FILL_WORDS + seats * self._most).astype(jnp.uint32))
         draws = max(_COMMON_DRAWS, facedown)
-        kinds = _pile_kinds(_top_cards(g.pile, g.pile_n, draws), g.pile_n, g.pile_rand, seed, first_word,
+        source = jnp.where(recycle[:, None], g.face_up, g.pile_rand)
+        kinds = _pile_kinds(_top_cards(g.pile, g.pile_n, draws), g.pile_n, source, seed, first_word,
                             at_random=not self.ordered)
         placed = computed_once(jnp.stack([functools.reduce(jnp.add, [
-            ((kinds[j] == k) & (j < from_pile)).astype(jnp.int32) for j in range(facedown)], jnp.zeros_like(pile))
+            ((kinds[j] == k) & (j < count)).astype(jnp.int32) for j in range(facedown)], jnp.zeros_like(pile))
             for k in range(NUM_KINDS)], axis=1))
         shuffled = g.pile_n == 0
         if self.ordered:  # R23: seat by seat in reverse entry order, after the cards on the table
             g = self._table_placed(g, kinds[:facedown], from_pile,
                                    self._table_size(g) + _over_seats(above * from_pile[:, None]))
         g = g._replace(table_down=g.table_down + placed, pile_n=jnp.where(shuffled, g.pile_n, g.pile_n - from_pile),
-                       pile_rand=g.pile_rand - placed * shuffled[:, None],
+                       pile_rand=source - placed * shuffled[:, None],
                        entry=jnp.where(do, entry, g.entry), participant=jnp.where(do, participant, g.participant),
                        war_level=g.war_level + (start & do))
+        if not self.ordered:
+            g = self._recycled(g, recycle)
         buryer = now & buries
         bury = _over_seats(buryer, jnp.logical_or)
         burials = jnp.where(buryer, jnp.minimum(facedown - from_pile, in_hand - 1), 0)
