@@ -578,7 +578,8 @@ def test_the_common_step_starts_wars_and_ends_commitments_as_the_full_step(index
     """With retirement the common step makes a war level's commitments, or those after a BURY decision, up to the
     next decision, where every seat commits from its hand and pile (cfg4: ordered piles and the chronological table;
     cfg6: shuffled piles after recycles, the cards drawn with the words of the full step's passes, and the R11d
-    recycle of a seat's face-up pile after its BURY decisions)."""
+    recycle of a seat's face-up pile after its BURY decisions; and a round-end refill that recycles a small face-up
+    pile, R16.2, R5)."""
     counts = batch_last_matches_vmapped_step(VARIANTS[index], games=32, decisions=80, seed=20 + index, slots=4)
     assert counts["war_starts"] > 0 and counts["commitments_ended"] > 0
 

@@ -967,12 +967,40 @@ class Env(CardEnv[BattlecardsState]):
         wanted = jnp.where(end & g.active, self.config.hand_size - in_hand, 0)
         in_order = g.pile_n > 0
         size = computed_once(self._pile_sizes(g))  # else summed again in every entry that reads it
-        kept, left, drawn, retired = _first_draws(kinds[:_COMMON_DRAWS], size, wanted, g.retire_level)
+        up = _over_kinds(g.face_up)
+        recycles = computed_once((wanted > 0) & (in_hand == 0) & (size == 0) & (up > 0))
+        level = g.retire_level
+        if not self.ordered:  # one seat recycles: the level rises for the seats after it (A34)
+            order = _wrap(_column(self.n, level) - g.leader + self.n, self.n)
+            after = order > _over_seats(jnp.where(recycles, order, self.n), jnp.minimum)
+            level = jnp.where(after, jnp.minimum(level + 1, self.config.retire_max_rank), level)
+        kept, left, drawn, retired = _first_draws(kinds[:_COMMON_DRAWS], size, wanted, level)
         shuffled = g.pile_rand - drawn * ~in_order[:, None]
-        pending = (kept < wanted) & ((left > 0) | ((in_hand + kept == 0) & (_over_kinds(g.face_up) > 0)))
+        pending = (kept < wanted) & ((left > 0) | ((in_hand + kept == 0) & (up > 0)))
+        if not self.ordered:
+            g, shuffled, drawn, retired, recycled = self._refill_recycled(g, recycles, shuffled, drawn, retired)
+            pending = pending & ~recycled
         g = self._drawn_retiring(g, drawn, retired)
         g = g._replace(pile_n=jnp.where(in_order, left, 0), pile_rand=shuffled)
         return g, ~_over_seats(pending, jnp.logical_or)
+
+    def _refill_recycled(self, g: Game, recycles: jax.Array, shuffled: jax.Array, drawn: jax.Array,
+                         retired: jax.Array) -> tuple[Game, jax.Array, jax.Array, jax.Array, jax.Array]:
+        """R16.2 FILL with R21 in the common step (shuffled piles) of a seat whose hand and pile are empty, where
+        exactly one seat of a game ``recycles`` and its face-up pile holds at most ``hand_size`` cards: the pile is
+        recycled (R5, the level rises) and drawn whole (R6: the fill draws until the hand is full or the pile is
+        empty, so which card comes when does not matter), its retired cards discarded. (Drawing from larger piles
+        here, ``hand_size + 2`` draws decoded for every game, cost more than it saved with 3 players and hand 10:
+        1.27x the time a decision.) The other seats' piles, cards drawn and retired (``shuffled``, ``drawn``,
+        ``retired``) are passed through. Returns the game recycled, the three with that seat's row, and the seats
+        recycled."""
+        up = _over_kinds(g.face_up)
+        recycled = computed_once(recycles & (_over_seats(recycles) == 1) & (up <= self.config.hand_size))
+        level = jnp.minimum(g.retire_level + 1, self.config.retire_max_rank)
+        taken = computed_once(g.face_up * recycled[:, None])
+        g = self._recycled(g, recycled)
+        shuffled = jnp.where(recycled[:, None], 0, shuffled)
+        return g, shuffled, drawn + taken, retired + taken * _retired(_KINDS[:, None], level), recycled
 
     @staticmethod
     def _drawn_retiring(g: Game, drawn: jax.Array, retired: jax.Array) -> Game:
