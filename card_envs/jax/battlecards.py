@@ -851,8 +851,7 @@ class Env(CardEnv[BattlecardsState]):
         seats = _column(n, seed)
         in_war = g.war_level > 0
         resume = flow.todo == _COMMIT  # the seat that made the BURY decision: g.current
-        # R9 / A14 at a war's start: entry order = play order, clockwise from the leader
-        order = _wrap(seats - g.leader + n, n)
+        order = self._from_leader(g)  # R9 / A14 at a war's start: entry order = play order
         position = 1 + _over_seats(tied[:, None] & (order[:, None] < order[None, :]))
         entry = computed_once(jnp.where(start & ~in_war, jnp.where(tied, position, 0), g.entry))
         participant = jnp.where(start, tied, g.participant)
@@ -971,7 +970,7 @@ class Env(CardEnv[BattlecardsState]):
         recycles = computed_once((wanted > 0) & (in_hand == 0) & (size == 0) & (up > 0))
         level = g.retire_level
         if not self.ordered:  # one seat recycles: the level rises for the seats after it (A34)
-            order = _wrap(_column(self.n, level) - g.leader + self.n, self.n)
+            order = self._from_leader(g)
             after = order > _over_seats(jnp.where(recycles, order, self.n), jnp.minimum)
             level = jnp.where(after, jnp.minimum(level + 1, self.config.retire_max_rank), level)
         kept, left, drawn, retired = _first_draws(kinds[:_COMMON_DRAWS], size, wanted, level)
@@ -1284,6 +1283,11 @@ class Env(CardEnv[BattlecardsState]):
 
     # -- decisions (R7, R11c, R12) ---------------------------------------------------------------------
 
+    def _from_leader(self, g: Game) -> jax.Array:
+        """Per seat, its place clockwise from the leader (the leader 0): the order of play (R7), of entry into a
+        war (R9, A14) and of a refill's fills (A34)."""
+        return _wrap(_column(self.n, g.leader) - g.leader + self.n, self.n)
+
     def _next_active(self, g: Game, p: jax.Array) -> jax.Array:
         """R1: the next active seat clockwise after ``p``."""
         n = self.n
@@ -1353,8 +1357,7 @@ class Env(CardEnv[BattlecardsState]):
         flow = flow._replace(end_round=flow.end_round | won,
                              winner=jnp.where(won, jnp.argmax(tied), flow.winner).astype(jnp.int32))
         start = resolve & ~single
-        # R9 / A14: entry order = play order, clockwise from the leader
-        order = _wrap(jnp.arange(n) - g.leader + n, n)
+        order = self._from_leader(g)  # R9 / A14: entry order = play order
         position = 1 + (tied[None, :] & (order[None, :] < order[:, None])).sum(1)
         g = g._replace(entry=jnp.where(start & ~in_war, jnp.where(tied, position, 0), g.entry))
         # R10: a level starts
@@ -1396,7 +1399,7 @@ class Env(CardEnv[BattlecardsState]):
             to_hand = jnp.where(now & empty_hand, drawn, 0)
             recycle_first = now & empty_hand & (self._pile_sizes(g) == 0)
             in_hand = in_hand + to_hand
-        from_pile = computed_once(jnp.where(now, jnp.minimum(facedown, pile), 0))  # R11b
+        from_pile = jnp.where(now, jnp.minimum(facedown, pile), 0)  # R11b
         short = jnp.where(now, facedown - from_pile, 0)
         burials = jnp.where(now, self._burials(in_hand, pile), 0)
         buries = burials > 0
