@@ -69,11 +69,11 @@ more to come, 4.4%: about 2,810 -> 2,500 ns of CPU time per decision of the batc
 games a device over 2 devices); a round of its slots costs about as much whatever the number of games waiting,
 so there are few slots (:meth:`Env._rare_slots`). Retirement (R21) is what costs most: wars are about twice as
 frequent (ranks retire, values tie more often) and a refill draws until the hand keeps its cards, so with 4
-players about 12% of the decisions of random play take the rare step (7.6% in the default config; 17% before
-the common step took a war level's commitments, 19% before it took a war's resolution), often two rounds of slots
-a step, and the full step costs about 5 times
-the default's in a slot (about 17 against 3.6 us of CPU time a game in 102 slots: a seat's fill with its draws
-and retirements, one commitment per pass of the war, under ``vmap``). Parts that only some games need (the
+players about 9% of the decisions of random play take the rare step (7.6% in the default config; 17% before
+the common step took a war level's commitments and a refill's recycle of a small pile, 19% before it took a war's
+resolution), and the full step costs about 5 times the default's in a slot (about 17 against 3.6 us of CPU time a
+game in 102 slots: a seat's fill with its draws and retirements, one commitment per pass of the war, under
+``vmap``). Parts that only some games need (the
 R11a fill of a war, a fill's recycle) run under :func:`_when`, which skips them when no slot needs them. The
 observation is written once: its parts are scaled (``SCALE``) before they are concatenated, and each rotated
 seat block is a select chain over the small game arrays, part by part.
