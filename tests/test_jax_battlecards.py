@@ -573,7 +573,9 @@ def test_step_batch_last_is_the_full_step_at_every_decision(index):  # R7-R19 th
     assert counts["common"] > 0 and counts["most_rare"] > 3  # both paths ran, the rare loop several rounds
 
 
-@pytest.mark.parametrize("index", [4, 6], ids=lambda i: f"cfg{i}")
+#: cfg6 in the default run; cfg4 opt-in (run time: its ordered war commitments also run at every decision of
+#: test_step_batch_last_is_the_full_step_at_every_decision[cfg4])
+@pytest.mark.parametrize("index", [pytest.param(4, marks=pytest.mark.slow), 6], ids=lambda i: f"cfg{i}")
 def test_the_common_step_starts_wars_and_ends_commitments_as_the_full_step(index):  # R9-R12, R21, R23
     """With retirement the common step makes a war level's commitments, or those after a BURY decision, up to the
     next decision, where every seat commits from its hand and pile (cfg4: ordered piles and the chronological table;
