@@ -977,23 +977,22 @@ class Env(CardEnv[BattlecardsState]):
         shuffled = g.pile_rand - drawn * ~in_order[:, None]
         pending = (kept < wanted) & ((left > 0) | ((in_hand + kept == 0) & (up > 0)))
         if not self.ordered:
-            g, shuffled, drawn, retired, recycled = self._refill_recycled(g, recycles, shuffled, drawn, retired)
+            g, shuffled, drawn, retired, recycled = self._refill_recycled(g, recycles, up, shuffled, drawn, retired)
             pending = pending & ~recycled
         g = self._drawn_retiring(g, drawn, retired)
         g = g._replace(pile_n=jnp.where(in_order, left, 0), pile_rand=shuffled)
         return g, ~_over_seats(pending, jnp.logical_or)
 
-    def _refill_recycled(self, g: Game, recycles: jax.Array, shuffled: jax.Array, drawn: jax.Array,
+    def _refill_recycled(self, g: Game, recycles: jax.Array, up: jax.Array, shuffled: jax.Array, drawn: jax.Array,
                          retired: jax.Array) -> tuple[Game, jax.Array, jax.Array, jax.Array, jax.Array]:
         """R16.2 FILL with R21 in the common step (shuffled piles) of a seat whose hand and pile are empty, where
-        exactly one seat of a game ``recycles`` and its face-up pile holds at most ``hand_size`` cards: the pile is
-        recycled (R5, the level rises) and drawn whole (R6: the fill draws until the hand is full or the pile is
-        empty, so which card comes when does not matter), its retired cards discarded. (Drawing from larger piles
-        here, ``hand_size + 2`` draws decoded for every game, cost more than it saved with 3 players and hand 10:
-        1.27x the time a decision.) The other seats' piles, cards drawn and retired (``shuffled``, ``drawn``,
-        ``retired``) are passed through. Returns the game recycled, the three with that seat's row, and the seats
-        recycled."""
-        up = _over_kinds(g.face_up)
+        exactly one seat of a game ``recycles`` and its face-up pile (``up`` cards) holds at most ``hand_size``
+        cards: the pile is recycled (R5, the level rises) and drawn whole (R6: the fill draws until the hand is full
+        or the pile is empty, so which card comes when does not matter), its retired cards discarded. (Drawing from
+        larger piles here, ``hand_size + 2`` draws decoded for every game, cost more than it saved with 3 players
+        and hand 10: 1.27x the time a decision.) The other seats' piles, cards drawn and retired (``shuffled``,
+        ``drawn``, ``retired``) are passed through. Returns the game recycled, the three with that seat's row, and the
+        seats recycled."""
         recycled = computed_once(recycles & (_over_seats(recycles) == 1) & (up <= self.config.hand_size))
         level = jnp.minimum(g.retire_level + 1, self.config.retire_max_rank)
         taken = computed_once(g.face_up * recycled[:, None])
