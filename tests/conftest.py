@@ -8,13 +8,17 @@ unchanged; a size limit makes JAX read and write the cache under a file lock (bo
 A ``JAX_COMPILATION_CACHE_DIR`` set by the caller is kept as it is. Importing jax stays lazy: only environment
 variables are set here.
 
-The default run (``-m 'not slow'``) compiles with LLVM's optimizations off (``XLA_FLAGS``
-``--xla_backend_optimization_level=0``, unless the caller sets ``XLA_FLAGS``): the same XLA programs, lowered to
-machine code without LLVM's optimizing passes. Most JAX tests compile far more than they run, and the flag cuts
-their compile time by about a third (Battlecards' lockstep of cfg2: 19.2 s -> 13.5 s; Revolution's batch-last
-check under every option: 27.1 s -> 17.6 s); the code it makes runs slower, which costs nothing in tests that play
-a few hundred steps (the exact best-response check's 40,000-decision training took the same time). The opt-in run
-(``-m slow``: long training, the lockstep acceptance) and every benchmark compile as users do.
+The default run (``-m 'not slow'``) compiles with LLVM's optimizations off and XLA's older CPU fusion emitters
+(``XLA_FLAGS`` :data:`XLA_FLAGS_OF_THE_DEFAULT_RUN`, unless the caller sets ``XLA_FLAGS``): the same XLA programs,
+lowered to machine code by cheaper passes. Most JAX tests compile far more than they run: the first flag cut their
+compile time by about a third (Battlecards' lockstep of cfg2: 19.2 s -> 13.5 s; Revolution's batch-last check
+under every option: 27.1 s -> 17.6 s), the second by a third again (the full step of Battlecards with retirement:
+5.3 s -> 3.0-3.8 s). The code they make runs slower, which costs nothing in tests that play a few hundred
+steps; a test that runs a long compiled loop runs it in a child process that compiles as users do
+(``tests.jax_support.optimized``: the exact best-response check's 40,000 training decisions took 40 s here
+against 3 s). With both (and that check's case against ``heuristic:counter`` made opt-in) the default run on
+2 cores went from 653 s to 476 s (the tests' own times: 1,247 s -> 895 s). The opt-in run (``-m slow``: long
+training, the lockstep acceptance) and every benchmark compile as users do.
 
 The files of the longest tests (JAX compiles, lockstep, training, the browser) run first, each file whole and in
 its own order: ``--dist worksteal`` hands each worker a half of the run and a worker that runs out steals from
@@ -31,7 +35,7 @@ import tempfile
 import pytest
 
 CACHE_VARIABLE = "JAX_COMPILATION_CACHE_DIR"
-XLA_FLAGS_OF_THE_DEFAULT_RUN = "--xla_backend_optimization_level=0"
+XLA_FLAGS_OF_THE_DEFAULT_RUN = "--xla_backend_optimization_level=0 --xla_cpu_use_fusion_emitters=false"
 _SETTINGS = {
     "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0.5",  # programs that take longer to compile are cached
     "JAX_COMPILATION_CACHE_MAX_SIZE": str(4 << 30),  # bytes; any limit turns on the file lock
