@@ -1044,10 +1044,10 @@ class Env(CardEnv[BattlecardsState]):
             out, waiting = carry
             (rows,) = jnp.nonzero(waiting, size=slots, fill_value=batch)  # batch: past the end, dropped below
             get = functools.partial(_get_columns, rows)
-            stepped = jax.vmap(self._full_game_step)(jax.tree.map(lambda leaf: jnp.moveaxis(get(leaf), -1, 0), g),
-                                                     get(action), get(keys.T).T)
+            stepped = jax.vmap(self._full_game_step, in_axes=(-1, -1, 0), out_axes=-1)(
+                jax.tree.map(get, g), get(action), get(keys.T).T)
             out = out._replace(**{field: getattr(out, field).at[..., rows].set(
-                jnp.moveaxis(getattr(stepped, field), 0, -1), mode="drop", indices_are_sorted=True, unique_indices=True)
+                getattr(stepped, field), mode="drop", indices_are_sorted=True, unique_indices=True)
                 for field in self._stepped_fields()})
             return out, waiting.at[rows].set(False, mode="drop")
 
