@@ -11,14 +11,14 @@ variables are set here.
 The default run (``-m 'not slow'``) compiles with LLVM's optimizations off and XLA's older CPU fusion emitters
 (``XLA_FLAGS`` :data:`XLA_FLAGS_OF_THE_DEFAULT_RUN`, unless the caller sets ``XLA_FLAGS``): the same XLA programs,
 lowered to machine code by cheaper passes. Most JAX tests compile far more than they run: the first flag cut their
-compile time by about a third (Battlecards' lockstep of cfg2: 19.2 s -> 13.5 s; Revolution's batch-last check
-under every option: 27.1 s -> 17.6 s), the second by a third again (the full step of Battlecards with retirement:
-5.3 s -> 3.0-3.8 s). The code they make runs slower, which costs nothing in tests that play a few hundred
-steps; a test that runs a long compiled loop runs it in a child process that compiles as users do
-(``tests.jax_support.optimized``: the exact best-response check's 40,000 training decisions took 40 s here
-against 3 s). With both (and that check's case against ``heuristic:counter`` made opt-in) the default run on
-2 cores went from 653 s to 476 s (the tests' own times: 1,247 s -> 895 s). The opt-in run (``-m slow``: long
-training, the lockstep acceptance) and every benchmark compile as users do.
+compile time by about a third (Battlecards' lockstep of cfg2: 19.2 s -> 13.5 s; Revolution's batch-last check under
+every option: 27.1 s -> 17.6 s), the second by a third again (the full step of Battlecards with retirement: 5.3 s ->
+3.0-3.8 s). The code they make runs slower, which costs nothing in tests that play a few hundred steps; a test that
+runs a long compiled loop runs it in a child process that compiles as users do (``tests.jax_support.optimized``: the
+exact best-response check's 40,000 training decisions took 40 s here against 3 s; opt-in now). With both (and that
+check made opt-in) the default run on 2 cores went from 653 s to 476-590 s (the tests' own times: 1,247 s ->
+895-1,095 s; the machine's speed varies by a fifth from hour to hour). The opt-in run (``-m slow``: long training,
+the lockstep acceptance) and every benchmark compile as users do.
 
 The files of the longest tests (JAX compiles, lockstep, training, the browser) run first, each file whole and in
 its own order: ``--dist worksteal`` hands each worker a half of the run and a worker that runs out steals from
@@ -43,10 +43,11 @@ _SETTINGS = {
 
 
 #: test files whose tests take longest (CPU seconds of the default run), longest first
-LONGEST_FILES = ("test_jax_api.py", "test_jax_lockstep.py", "test_jax_battlecards.py", "test_jax_revolution.py",
-                 "test_exploit.py", "test_train_jax.py", "test_play_browser.py", "test_docs.py", "test_jax_devices.py",
-                 "test_jax_bloodlines.py", "test_all_games.py", "test_jax_revolutionary_war.py",
-                 "test_train_jax_games.py", "test_train_resume.py", "test_ray_backend.py")
+LONGEST_FILES = ("test_jax_lockstep.py", "test_jax_api.py", "test_jax_battlecards.py",
+                 "test_all_games.py", "test_jax_revolution.py", "test_docs.py", "test_play_browser.py",
+                 "test_train_jax.py", "test_ismcts.py", "test_jax_devices.py", "test_jax_bloodlines.py",
+                 "test_jax_revolutionary_war.py", "test_train_jax_games.py", "test_train_resume.py",
+                 "test_ray_backend.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
