@@ -15,10 +15,11 @@ compile time by about a third (Battlecards' lockstep of cfg2: 19.2 s -> 13.5 s; 
 every option: 27.1 s -> 17.6 s), the second by a third again (the full step of Battlecards with retirement: 5.3 s ->
 3.0-3.8 s). The code they make runs slower, which costs nothing in tests that play a few hundred steps; a test that
 runs a long compiled loop runs it in a child process that compiles as users do (``tests.jax_support.optimized``: the
-exact best-response check's 40,000 training decisions took 40 s here against 3 s; opt-in now). With both (and that
-check made opt-in) the default run on 2 cores went from 653 s to 476-590 s (the tests' own times: 1,247 s ->
-895-1,095 s; the machine's speed varies by a fifth from hour to hour). The opt-in run (``-m slow``: long training,
-the lockstep acceptance) and every benchmark compile as users do.
+exact best-response check's 40,000 training decisions took 40 s here against 3 s; opt-in now). With both, that check
+opt-in and fewer Battlecards games in the default lockstep, the default run on 2 cores went from 653 s to 384-526 s
+(the tests' own times: 1,247 s -> 717-978 s; the machine's speed moves by a fifth from hour to hour: tests that
+compile nothing took 199-281 s of it). The opt-in run (``-m slow``: long training, the lockstep acceptance) and
+every benchmark compile as users do.
 
 The files of the longest tests (JAX compiles, lockstep, training, the browser) run first, each file whole and in
 its own order: ``--dist worksteal`` hands each worker a half of the run and a worker that runs out steals from
