@@ -81,10 +81,10 @@ def lockstep(name: str, options: dict[str, Any], chunk: int) -> Lockstep:
 
 
 def optimized(function: Callable[..., Any], *args: Any) -> Any:
-    """``function(*args)`` in a child process that compiles with LLVM's optimizations, for a test that runs a long
-    compiled loop: the default run turns them off for its test processes (``tests/conftest.py``), which cuts
-    compile times by about a third but makes the code run slower (the exact best-response check's 40,000
-    training decisions: 40 s against 3 s). The child is spawned (a fresh interpreter: XLA reads its flags once
+    """``function(*args)`` in a child process that compiles as users do, for a test that runs a long compiled loop:
+    the default run's XLA flags (``tests/conftest.py``: LLVM's optimizations off, the older fusion emitters) cut
+    compile times but make the code run slower (the exact best-response check's 40,000 training decisions: 40 s
+    against 3 s); the child runs without them. It is spawned (a fresh interpreter: XLA reads its flags once
     per process) with the run's other settings, the compilation cache among them; ``function`` and ``args`` are
     pickled, so ``function`` is importable by name."""
     flags = os.environ.get("XLA_FLAGS", "").replace(XLA_FLAGS_OF_THE_DEFAULT_RUN, "").strip()
