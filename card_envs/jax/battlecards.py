@@ -912,13 +912,15 @@ class Env(CardEnv[BattlecardsState]):
         """R23 in the common step (batch axis last): each seat's first ``count`` cards of ``kinds`` (one array a
         card) go to the chronological table from its slot ``first`` on (a scatter of one card a game each)."""
         games = jnp.arange(jnp.shape(count)[-1])
-        table_kind, table_owner = g.table_kind, g.table_owner
-        for s in range(self.n):
-            for j, kind in enumerate(kinds):
-                at = jnp.where(j < count[s], first[s] + j, self.deck_size)
-                table_kind = table_kind.at[at, games].set(kind[s].astype(jnp.int8), mode="drop", unique_indices=True)
-                table_owner = table_owner.at[at, games].set(jnp.int8(s), mode="drop", unique_indices=True)
-        return g._replace(table_kind=table_kind, table_owner=table_owner)
+        placed = np.arange(len(kinds)).reshape(1, -1, 1)  # [seat, card, game]
+        beyond = self.deck_size + np.arange(self.n * len(kinds)).reshape(self.n, -1, 1)  # dropped, and distinct
+        at = jnp.where(placed < count[:, None], first[:, None] + placed, beyond).reshape(-1, games.size)
+        kind = jnp.stack(kinds, axis=1).astype(jnp.int8).reshape(-1, games.size)
+        owner = jnp.broadcast_to(np.arange(self.n, dtype=np.int8).reshape(-1, 1, 1), (self.n, len(kinds), games.size))
+        # one scatter an array (every seat's cards at once: their slots are distinct), not one a card
+        return g._replace(table_kind=g.table_kind.at[at, games].set(kind, mode="drop", unique_indices=True),
+                          table_owner=g.table_owner.at[at, games].set(owner.reshape(-1, games.size), mode="drop",
+                                                                      unique_indices=True))
 
     def _refill(self, g: Game, flow: Flow, end: jax.Array) -> tuple[Game, jax.Array]:
         """R16.2 FILL in the common step, without retirement: at most one card each, from the top of an ordered
@@ -1565,10 +1567,11 @@ class Env(CardEnv[BattlecardsState]):
         games = jnp.arange(won.shape[-1])
         base = _of(_over_kinds(g.face_up), winner)
         size = self._table_size(g)
-        up_order = g.up_order
-        for i in range(self.n):  # a scatter of one card a game: a select over the pile's slots cost n times more
-            at = jnp.where(won & (i < size), base + i, self.deck_size)
-            up_order = up_order.at[winner, at, games].set(g.table_kind[i], mode="drop", unique_indices=True)
+        # one scatter of at most n cards a game (a select over the pile's slots cost n times more), the table's
+        # first n slots at once (distinct slots; those not taken dropped, at distinct slots past the pile)
+        seats = np.arange(self.n).reshape(-1, 1)
+        at = jnp.where(won & (seats < size), base + seats, self.deck_size + seats)
+        up_order = g.up_order.at[winner, at, games].set(g.table_kind[:self.n], mode="drop", unique_indices=True)
         return g._replace(up_order=up_order)
 
     def _collect_ordered(self, g: Game, recipient: jax.Array, later: jax.Array) -> Game:
