@@ -63,6 +63,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("markexpr") == "not slow" and "XLA_FLAGS" not in os.environ:
         config._card_envs_xla_flags = True  # type: ignore[attr-defined]
         os.environ["XLA_FLAGS"] = XLA_FLAGS_OF_THE_DEFAULT_RUN
+    if "SB3_LOGDIR" not in os.environ:  # SB3 makes a folder for every learn() without a log folder, in /tmp, kept
+        config._card_envs_sb3_logs = tempfile.mkdtemp(prefix="card_envs-sb3-logs-")  # type: ignore[attr-defined]
+        os.environ["SB3_LOGDIR"] = config._card_envs_sb3_logs  # type: ignore[attr-defined]
     if CACHE_VARIABLE in os.environ:
         return  # the caller chose a cache
     directory = tempfile.mkdtemp(prefix="card_envs-jax-cache-")
@@ -75,6 +78,10 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     if getattr(config, "_card_envs_xla_flags", False):
         os.environ.pop("XLA_FLAGS", None)
+    logs = getattr(config, "_card_envs_sb3_logs", None)
+    if logs is not None:
+        os.environ.pop("SB3_LOGDIR", None)
+        shutil.rmtree(logs, ignore_errors=True)
     directory = getattr(config, "_card_envs_jax_cache", None)
     if directory is not None:
         os.environ.pop(CACHE_VARIABLE, None)

@@ -534,10 +534,17 @@ def batch_last_matches_vmapped_step(options: dict[str, Any], games: int, decisio
         lambda key: jax.random.bits(key, (), jnp.uint32))(k))[1])
     states = init(jax.random.split(jax.random.PRNGKey(seed), games))
     key = jax.random.PRNGKey(seed + 1)
-    counts = {"common": 0, "rare": 0, "most_rare": 0, "ends": 0, "war_starts": 0, "commitments_ended": 0}
+    counts = {"common": 0, "rare": 0, "most_rare": 0, "ends": 0, "war_starts": 0, "commitments_ended": 0,
+              "refused": 0}
     for t in range(decisions):
         key, act_key, step_key, deal_key = jax.random.split(key, 4)
         actions = random_legal_actions(act_key, states.legal_action_mask)
+        if t % 20 == 19:  # an illegal action in one game (Pgx: it ends the episode): out of the mask, out of range
+            game, refusals = (t // 20) % games, (t // 20) % 3
+            outside = np.flatnonzero(~np.asarray(states.legal_action_mask[game]))
+            action = outside[0] if refusals == 0 and outside.size else (-1, env.num_actions)[refusals % 2]
+            actions = actions.at[game].set(action)
+            counts["refused"] += int(not (states.terminated | states.truncated)[game])
         keys = jax.random.split(step_key, games)
         last = batch_last(states)
         running = ~np.asarray(states.terminated | states.truncated)
@@ -571,6 +578,7 @@ def batch_last_matches_vmapped_step(options: dict[str, Any], games: int, decisio
 def test_step_batch_last_is_the_full_step_at_every_decision(index):  # R7-R19 through both paths
     counts = batch_last_matches_vmapped_step(VARIANTS[index], games=16, decisions=120, seed=index, slots=3)
     assert counts["common"] > 0 and counts["most_rare"] > 3  # both paths ran, the rare loop several rounds
+    assert counts["refused"] > 0  # and illegal actions (Pgx: the episode ends), through both paths
 
 
 #: cfg6 in the default run; cfg4 opt-in (run time: its ordered war commitments also run at every decision of
