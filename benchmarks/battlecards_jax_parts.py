@@ -131,14 +131,13 @@ def _covered(env: Any, states: Any, key: Any) -> tuple[Any, Any, Any]:
     """A random legal action for each game of ``states`` (batch axis last), its step key, and whether the common
     step covers that decision."""
     import jax
-    import jax.numpy as jnp
 
     from card_envs.jax.core import random_legal_actions
 
     pick, step_key = jax.random.split(key)
     actions = random_legal_actions(pick, states.legal_action_mask, action_axis=0)
     keys = jax.random.split(step_key, states.current_player.shape[-1])
-    seeds = jax.vmap(lambda k: jax.random.bits(k, (), jnp.uint32))(keys)
+    seeds = jax.vmap(env.step_seed)(keys)
     return actions, keys, env._common_step(env._game(states), actions, seeds)[1]
 
 

@@ -530,8 +530,7 @@ def batch_last_matches_vmapped_step(options: dict[str, Any], games: int, decisio
         env._rare_slots = lambda batch: slots
     vmapped, last_step = jax.jit(jax.vmap(env.step)), jax.jit(env.step_batch_last)
     init = jax.jit(jax.vmap(env.init))
-    covered = jax.jit(lambda s, a, k: env._common_step(env._game(s), a, jax.vmap(
-        lambda key: jax.random.bits(key, (), jnp.uint32))(k))[1])
+    covered = jax.jit(lambda s, a, k: env._common_step(env._game(s), a, jax.vmap(env.step_seed)(k))[1])
     states = init(jax.random.split(jax.random.PRNGKey(seed), games))
     key = jax.random.PRNGKey(seed + 1)
     counts = {"common": 0, "rare": 0, "most_rare": 0, "ends": 0, "war_starts": 0, "commitments_ended": 0,

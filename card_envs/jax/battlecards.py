@@ -159,7 +159,7 @@ from card_envs.battlecards.rules import (
     BattlecardsState,
     sorted_deck,
 )
-from card_envs.jax.core import CardEnv, CardState, computed_once, mix32
+from card_envs.jax.core import CardEnv, CardState, computed_once, key_words, mix32
 
 MAX_SEATS = 6
 _NONE_KIND = NUM_KINDS  # the "none" entry of a kind one-hot
@@ -750,7 +750,7 @@ class Env(CardEnv[BattlecardsState]):
             raise ValueError("battlecards_v0 draws at random in its steps: _step needs a key")
         if jnp.ndim(state._phase) == 0:
             return self._full_step(state, action, key)
-        seeds = jax.vmap(lambda k: jax.random.bits(k, (), jnp.uint32))(key)
+        seeds = jax.vmap(self.step_seed)(key)
         common, covered = self._common_step(self._game(state), action, seeds)
         g = self._rare_steps(state, action, key, common, covered)
         # a pile only loses cards from its top in the common step (and without shuffle_mid_game=False in the full
@@ -1087,8 +1087,16 @@ class Env(CardEnv[BattlecardsState]):
     def _fields(self, g: Game) -> dict[str, jax.Array]:
         return {_PGX_FIELDS.get(f, "_" + f): getattr(g, f) for f in Game._fields}
 
+    @staticmethod
+    def step_seed(key: jax.Array) -> jax.Array:
+        """The uint32 seed of a step's random words (:func:`_word_at`) from the step's key: the key's own words
+        hashed (:func:`~card_envs.jax.core.key_words`), not ``jax.random.bits``, whose Threefry XLA on CPU runs
+        (under ``vmap``, per game) as a loop of small operations: two of them each step, the common one and the
+        rare one's. Both steps seed from it, so they draw the same cards."""
+        return key_words(key, 1)[0]
+
     def _flow(self, key: jax.Array) -> Flow:
-        return Flow(seed=jax.random.bits(key, (), jnp.uint32), counter=jnp.uint32(0), todo=jnp.int32(_DONE),
+        return Flow(seed=self.step_seed(key), counter=jnp.uint32(0), todo=jnp.int32(_DONE),
                     resume=jnp.bool_(False), end_round=jnp.bool_(False), winner=jnp.int32(0),
                     tie=jnp.bool_(False), over=jnp.bool_(False), over_set=jnp.zeros(self.n, jnp.bool_))
 
