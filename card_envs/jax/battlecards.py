@@ -31,9 +31,9 @@ only: hands, face-up piles and the table are per-kind counts, ordered piles hold
 
 Shuffles
 --------
-Every random event comes from the step's key (``init``'s key for the deal): one 32-bit seed is drawn
-from it and expanded by a counter-based integer hash, so a step costs one key derivation however many
-cards it shuffles. The deal is a uniform permutation of the deck (ranks of random keys), dealt as the spec
+Every random event comes from the step's key (``init``'s key for the deal): one 32-bit seed is hashed
+from the key's own words (:meth:`Env.step_seed`, no Threefry call) and expanded by a counter-based integer
+hash, so a step costs one hash however many cards it shuffles. The deal is a uniform permutation of the deck (ranks of random keys), dealt as the spec
 deals it (3.3). A recycled face-up pile (R5) is shuffled *lazily*: it becomes a per-kind multiset
 (``_pile_rand``) and each card taken from its top is a uniformly random card of what is left, which is
 the same distribution as a shuffled pile whose order nobody sees (7.3); taking the whole pile needs no
