@@ -33,11 +33,11 @@ Shuffles
 --------
 Every random event comes from the step's key (``init``'s key for the deal): one 32-bit seed is hashed
 from the key's own words (:meth:`Env.step_seed`, no Threefry call) and expanded by a counter-based integer
-hash, so a step costs one hash however many cards it shuffles. The deal is a uniform permutation of the deck (ranks of random keys), dealt as the spec
-deals it (3.3). A recycled face-up pile (R5) is shuffled *lazily*: it becomes a per-kind multiset
-(``_pile_rand``) and each card taken from its top is a uniformly random card of what is left, which is
-the same distribution as a shuffled pile whose order nobody sees (7.3); taking the whole pile needs no
-draw at all. The last-card-tie deal (R15) is made the same way. With ``shuffle_mid_game=False`` recycles
+hash, so a step costs one hash however many cards it shuffles. The deal is a uniform permutation of the
+deck (ranks of random keys), dealt as the spec deals it (3.3). A recycled face-up pile (R5) is shuffled
+*lazily*: it becomes a per-kind multiset (``_pile_rand``) and each card taken from its top is a uniformly
+random card of what is left, which is the same distribution as a shuffled pile whose order nobody sees
+(7.3); taking the whole pile needs no draw at all. The last-card-tie deal (R15) is made the same way. With ``shuffle_mid_game=False`` recycles
 and the tie deal keep chronological order (A11): face-up piles and the table are then also kept in order.
 
 In lockstep, a step where the Python engine shuffles is compared through ``from_state`` (Python's
@@ -910,14 +910,14 @@ class Env(CardEnv[BattlecardsState]):
 
     def _table_placed(self, g: Game, kinds: list[jax.Array], count: jax.Array, first: jax.Array) -> Game:
         """R23 in the common step (batch axis last): each seat's first ``count`` cards of ``kinds`` (one array a
-        card) go to the chronological table from its slot ``first`` on (a scatter of one card a game each)."""
+        card) go to the chronological table from its slot ``first`` on: one scatter an array, every seat's cards at
+        once (their slots are distinct; one scatter a card cost about 4% of a 6-player step)."""
         games = jnp.arange(jnp.shape(count)[-1])
         placed = np.arange(len(kinds)).reshape(1, -1, 1)  # [seat, card, game]
         beyond = self.deck_size + np.arange(self.n * len(kinds)).reshape(self.n, -1, 1)  # dropped, and distinct
         at = jnp.where(placed < count[:, None], first[:, None] + placed, beyond).reshape(-1, games.size)
         kind = jnp.stack(kinds, axis=1).astype(jnp.int8).reshape(-1, games.size)
         owner = jnp.broadcast_to(np.arange(self.n, dtype=np.int8).reshape(-1, 1, 1), (self.n, len(kinds), games.size))
-        # one scatter an array (every seat's cards at once: their slots are distinct), not one a card
         return g._replace(table_kind=g.table_kind.at[at, games].set(kind, mode="drop", unique_indices=True),
                           table_owner=g.table_owner.at[at, games].set(owner.reshape(-1, games.size), mode="drop",
                                                                       unique_indices=True))
