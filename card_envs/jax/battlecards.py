@@ -37,8 +37,9 @@ hash, so a step costs one hash however many cards it shuffles. The deal is a uni
 deck (ranks of random keys), dealt as the spec deals it (3.3). A recycled face-up pile (R5) is shuffled
 *lazily*: it becomes a per-kind multiset (``_pile_rand``) and each card taken from its top is a uniformly
 random card of what is left, which is the same distribution as a shuffled pile whose order nobody sees
-(7.3); taking the whole pile needs no draw at all. The last-card-tie deal (R15) is made the same way. With ``shuffle_mid_game=False`` recycles
-and the tie deal keep chronological order (A11): face-up piles and the table are then also kept in order.
+(7.3); taking the whole pile needs no draw at all. The last-card-tie deal (R15) is made the same way. With
+``shuffle_mid_game=False`` recycles and the tie deal keep chronological order (A11): face-up piles and the
+table are then also kept in order.
 
 In lockstep, a step where the Python engine shuffles is compared through ``from_state`` (Python's
 shuffle is its own random draw); every other step, and every step under ``shuffle_mid_game=False``, is
