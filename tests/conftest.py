@@ -64,8 +64,9 @@ def pytest_configure(config: pytest.Config) -> None:
         config._card_envs_xla_flags = True  # type: ignore[attr-defined]
         os.environ["XLA_FLAGS"] = XLA_FLAGS_OF_THE_DEFAULT_RUN
     if "SB3_LOGDIR" not in os.environ:  # SB3 makes a folder for every learn() without a log folder, in /tmp, kept
-        config._card_envs_sb3_logs = tempfile.mkdtemp(prefix="card_envs-sb3-logs-")  # type: ignore[attr-defined]
-        os.environ["SB3_LOGDIR"] = config._card_envs_sb3_logs  # type: ignore[attr-defined]
+        logs = tempfile.mkdtemp(prefix="card_envs-sb3-logs-")
+        config._card_envs_sb3_logs = logs  # type: ignore[attr-defined]
+        os.environ["SB3_LOGDIR"] = logs
     if CACHE_VARIABLE in os.environ:
         return  # the caller chose a cache
     directory = tempfile.mkdtemp(prefix="card_envs-jax-cache-")

@@ -538,15 +538,15 @@ def batch_last_matches_vmapped_step(options: dict[str, Any], games: int, decisio
     for t in range(decisions):
         key, act_key, step_key, deal_key = jax.random.split(key, 4)
         actions = random_legal_actions(act_key, states.legal_action_mask)
+        running = ~np.asarray(states.terminated | states.truncated)
         if t % 20 == 19:  # an illegal action in one game (Pgx: it ends the episode): out of the mask, out of range
             game, refusals = (t // 20) % games, (t // 20) % 3
             outside = np.flatnonzero(~np.asarray(states.legal_action_mask[game]))
             action = outside[0] if refusals == 0 and outside.size else (-1, env.num_actions)[refusals % 2]
             actions = actions.at[game].set(action)
-            counts["refused"] += int(not (states.terminated | states.truncated)[game])
+            counts["refused"] += int(running[game])
         keys = jax.random.split(step_key, games)
         last = batch_last(states)
-        running = ~np.asarray(states.terminated | states.truncated)
         common = np.asarray(covered(last, actions, keys)) & running
         counts["common"] += int(common.sum())
         counts["rare"] += int((~common & running).sum())
