@@ -76,8 +76,9 @@ resolution), and the full step costs about 5 times the default's in a slot (abou
 game in 102 slots: a seat's fill with its draws and retirements, one commitment per pass of the war, under
 ``vmap``). Parts that only some games need (the
 R11a fill of a war, a fill's recycle) run under :func:`_when`, which skips them when no slot needs them. The
-observation is written once: its parts are scaled (``SCALE``) before they are concatenated, and each rotated
-seat block is a select chain over the small game arrays, part by part.
+observation is written once: its parts are scaled (``SCALE``) before they are concatenated, and the seat blocks
+are one int8 array rotated to the observer at once (a select per shift of a doubled copy). The per-kind counts
+are int8 in the State (``_COUNTS``) and int32 in the steps: a step reads and writes the State's arrays.
 
 State arrays (``N`` = ``num_players``, ``D`` = deck size 52 or 54)
 ------------------------------------------------------------------
