@@ -176,6 +176,10 @@ def test_from_state_equals_the_python_position(name):
                 assert np.array_equal(getattr(one, field), getattr(stacked, field)[i]), field
     via_module = card_envs.jax.from_state(positions[-1])
     assert np.array_equal(via_module.observation, env.from_state(positions[-1]).observation)
+    dealt = e.init(jax.random.PRNGKey(0))  # a converted state runs in the programs compiled for dealt ones
+    for field in ("current_player", "observation", "legal_action_mask", "rewards", *env.game_fields()):
+        assert getattr(one, field).dtype == getattr(dealt, field).dtype, field
+        assert getattr(stacked, field).dtype == getattr(dealt, field).dtype, field
 
 
 @pytest.mark.parametrize("name", GAMES)
