@@ -253,6 +253,11 @@ _COUNTS = frozenset({"hand", "pile_rand", "face_up", "table_up", "table_down", "
                      "composition", "known", "pile_known"})
 
 
+def _stored(field: str, value: Any) -> Any:
+    """A game array (numpy or JAX) as the State stores it: the per-kind counts as int8."""
+    return value.astype(np.int8) if field in _COUNTS else value
+
+
 @dataclass
 class State(CardState):
     """A Battlecards position (the game arrays of the module table after Pgx's fields)."""
@@ -377,12 +382,11 @@ def _get_columns(rows: jax.Array, leaf: jax.Array) -> jax.Array:
     return leaf.at[..., rows].get(mode="clip", indices_are_sorted=True)
 
 
-def _of(x: jax.Array, seat: jax.Array | None, hot: jax.Array | None = None) -> jax.Array:
-    """``x[seat]`` of a per-seat array (``(n, ...)``, ``seat`` per game), as selects (``hot``: the seat's
-    one-hot, if computed already)."""
+def _of(x: jax.Array, seat: jax.Array) -> jax.Array:
+    """``x[seat]`` of a per-seat array (``(n, ...)``, ``seat`` per game), as selects."""
     row = x[0]
     for s in range(1, x.shape[0]):
-        row = jnp.where(seat == s if hot is None else hot[s], x[s], row)
+        row = jnp.where(seat == s, x[s], row)
     return row
 
 
@@ -1093,13 +1097,12 @@ class Env(CardEnv[BattlecardsState]):
 
     def _game(self, state: State) -> Game:
         """The game arrays of ``state``, the per-kind counts (``_COUNTS``) widened to int32 for the step."""
-        return Game(**{f: getattr(state, _PGX_FIELDS.get(f, "_" + f)) for f in Game._fields})._replace(
-            **{f: getattr(state, "_" + f).astype(jnp.int32) for f in _COUNTS})
+        stored = {f: getattr(state, _PGX_FIELDS.get(f, "_" + f)) for f in Game._fields}
+        return Game(**{f: x.astype(jnp.int32) if f in _COUNTS else x for f, x in stored.items()})
 
     def _fields(self, g: Game) -> dict[str, jax.Array]:
         """The State's fields of ``g``, the per-kind counts (``_COUNTS``) stored as int8."""
-        return {_PGX_FIELDS.get(f, "_" + f): getattr(g, f).astype(jnp.int8) if f in _COUNTS else getattr(g, f)
-                for f in Game._fields}
+        return {_PGX_FIELDS.get(f, "_" + f): _stored(f, getattr(g, f)) for f in Game._fields}
 
     @staticmethod
     def step_seed(key: jax.Array) -> jax.Array:
@@ -1755,7 +1758,7 @@ class Env(CardEnv[BattlecardsState]):
             "_paid": np.array(s.outcome_paid, np.float32), "_early": _seats_in(s.eliminated_early, n),
             "_winners": _seats_in(s.winner_set, n) & (s.phase == OVER),
         }
-        return {name: value.astype(np.int8) if name[1:] in _COUNTS else value for name, value in fields.items()}
+        return {name: _stored(name[1:], value) for name, value in fields.items()}
 
 
 _CARD_KIND = np.asarray(KIND, np.int32)  #: kind of each card id (numpy, for ``from_state``)
