@@ -47,5 +47,13 @@ def random_playout(state: GameState, rng: np.random.Generator, limit: int = 200_
     raise AssertionError(f"episode did not end within {limit} decisions")
 
 
+def thinned(positions: Iterator[GameState], dense: int = 200, every: int = 10) -> Iterator[GameState]:
+    """Every one of the first ``dense`` positions, then every ``every``-th: the whole game is still played and its
+    late positions checked, without a check per decision of Battlecards' long games (thousands of decisions)."""
+    for index, position in enumerate(positions):
+        if index < dense or index % every == 0:
+            yield position
+
+
 def new_state(game: Game, seed: int) -> GameState:
     return game.new_state(np.random.default_rng(seed))

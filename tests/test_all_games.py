@@ -19,7 +19,7 @@ from pettingzoo.test import api_test, render_test, seed_test
 
 import card_envs
 from card_envs.core.errors import ConfigError, IllegalActionError
-from tests.helpers import case_id, composition, env_module, game_cases, new_state, random_playout
+from tests.helpers import case_id, composition, env_module, game_cases, new_state, random_playout, thinned
 
 CASES = game_cases()
 NAMES = list(card_envs.ENV_NAMES)
@@ -260,7 +260,7 @@ def test_observation_ignores_hidden_cards(name, data):
     state = new_state(game, seed)
     rng = np.random.default_rng(seed)
     changed = 0
-    for position in random_playout(state, rng):
+    for position in thinned(random_playout(state, rng)):
         for player in range(game.num_players):
             sample = position.sample_hidden(player, rng)
             assert sample.view(player) == position.view(player)
@@ -284,7 +284,7 @@ def test_remembered_samples_keep_what_a_player_with_memory_has_seen(name, data):
     remembering = game.with_perfect_recall()
     assert remembering.with_perfect_recall() is remembering
     state = new_state(game, seed)
-    for position in random_playout(state, np.random.default_rng(seed)):
+    for position in thinned(random_playout(state, np.random.default_rng(seed))):
         for player in range(game.num_players):
             sample = position.sample_remembered(player, np.random.default_rng([seed, player]))
             assert sample.game is remembering

@@ -1,7 +1,7 @@
 """The Pgx API of every JAX engine (``card_envs.jax``), and the core's helpers.
 
 Generic over every engine of ``JAX_GAMES`` whose module exists: Pgx's own ``api_test``, jit + vmap at batch
-sizes 1 and 1024, ``from_state`` against the Python engine, the illegal-action and after-the-end conventions,
+sizes 1 and 8, ``from_state`` against the Python engine, the illegal-action and after-the-end conventions,
 errors for bad names and options, and that importing ``card_envs`` never imports jax. Compiled functions come
 from ``tests.jax_support`` (one compile per engine per test process).
 """
@@ -37,7 +37,9 @@ from card_envs.jax.core import (
 from tests.jax_support import engine
 
 GAMES = available_games()
-BATCH_SIZES = [1, 1024]
+#: a batch of 8: the shape test_step_batch_last_is_the_vmapped_step_with_the_batch_axis_last steps too, so that the
+#: vmapped step is compiled once for both (a batch of 1,024 compiled it again: about 10 s for Bloodlines)
+BATCH_SIZES = [1, 8]
 
 
 def random_positions(name: str, games: int, seed: int) -> list:
@@ -67,7 +69,9 @@ def test_pgx_api_test(name, monkeypatch):
     """``pgx.api_test`` as Pgx runs it on its own games, with three things widened that cannot apply outside
     Pgx 2.6.0: its id registry (``EnvId``) lists only Pgx's games, its SVG renderer draws only those, and its
     unbatched random player calls ``jax.random.categorical(..., axis=1)`` on a 1-d mask, which jax 0.10
-    rejects (for Pgx's own games too), so it gets ``axis=-1``."""
+    rejects (for Pgx's own games too), so it gets ``axis=-1``. One game each (Pgx's loop validates every step with
+    eager operations: a Battlecards game took 4.4 s of a run's time; its init and steps are checked again at every
+    decision of the other tests)."""
     env = engine(name).env
     original_get_args = typing.get_args
     monkeypatch.setattr("pgx._src.api_test.get_args",
@@ -75,7 +79,7 @@ def test_pgx_api_test(name, monkeypatch):
     monkeypatch.setattr(env.state_class, "save_svg", lambda self, filename, **kwargs: None)
     monkeypatch.setattr("pgx._src.api_test.act_randomly", jax.jit(
         lambda key, mask: jax.random.categorical(key, jnp.log(mask.astype(jnp.float32)), axis=-1)))
-    pgx.api_test(env, num=3, use_key=True)
+    pgx.api_test(env, num=1, use_key=True)
 
 
 # -- jit and vmap ---------------------------------------------------------------------------------------------
@@ -85,7 +89,7 @@ def test_pgx_api_test(name, monkeypatch):
 @pytest.mark.parametrize("name", GAMES)
 def test_jit_vmap_random_play(name, batch):
     """Random play of a vmapped batch, row by row the unbatched step. A batch of one is opt-in (``-m slow``): the
-    default run steps single games unbatched in ``test_pgx_api_test`` and compares rows of the 1,024-game batch."""
+    default run steps single games unbatched in ``test_pgx_api_test`` and compares rows of the 8-game batch."""
     e = engine(name)
     env = e.env
     state = e.batch_init(e.keys(batch, batch))
@@ -126,6 +130,11 @@ OWN_BATCH_LAST_TESTS = {"battlecards_v0"}
 def test_step_batch_last_is_the_vmapped_step_with_the_batch_axis_last(name):
     e = engine(name)
     batch = 8
+    # every leaf compared in one program (eagerly each leaf's moveaxis and comparison is an operation dispatched and,
+    # the first time, compiled on its own: 1,000 steps of them were most of a Bloodlines run's 18 s)
+    same = jax.jit(lambda a, b: jnp.stack(jax.tree.leaves(jax.tree.map(jnp.array_equal, a, batch_first(b)))))
+    leaves = [jax.tree_util.keystr(path) for path, _ in jax.tree_util.tree_leaves_with_path(e.batch_init.eval_shape(
+        e.keys(3, batch)))]
     state = e.batch_init(e.keys(3, batch))
     last = jax.jit(e.env.init_batch_last)(e.keys(3, batch))
     assert all(jax.tree.leaves(jax.tree.map(np.array_equal, batch_last(state), last)))
@@ -138,7 +147,8 @@ def test_step_batch_last_is_the_vmapped_step_with_the_batch_axis_last(name):
         keys = jax.random.split(step_key, batch)
         state = e.batch_step(state, actions, keys)
         last = e.batch_step_last(last, actions, keys)
-        assert all(jax.tree.leaves(jax.tree.map(np.array_equal, state, batch_first(last))))
+        equal = np.asarray(same(state, last))
+        assert equal.all(), f"step {step}: {[leaf for leaf, ok in zip(leaves, equal, strict=True) if not ok]} differ"
         if ended_at is None and bool((state.terminated | state.truncated).any()):
             ended_at = step
         if step >= 59 and (not e.env.batch_last or (ended_at is not None and step >= ended_at + 5)):

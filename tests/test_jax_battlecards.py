@@ -528,9 +528,20 @@ def batch_last_matches_vmapped_step(options: dict[str, Any], games: int, decisio
     env = make(NAME, **options)
     if slots is not None:  # few slots: the rare step's loop runs several rounds
         env._rare_slots = lambda batch: slots
-    vmapped, last_step = jax.jit(jax.vmap(env.step)), jax.jit(env.step_batch_last)
-    init = jax.jit(jax.vmap(env.init))
-    covered = jax.jit(lambda s, a, k: env._common_step(env._game(s), a, jax.vmap(env.step_seed)(k))[1])
+    # which games the common step covers, read off the batch-last step's own trace (_step calls _common_step in
+    # it): one program, not the common step traced and compiled again on its own
+    common_step, seen = env._common_step, {}
+
+    def watched_common_step(g: Any, action: jax.Array, seed: jax.Array) -> Any:
+        common, seen["covered"] = common_step(g, action, seed)
+        return common, seen["covered"]
+
+    env._common_step = watched_common_step
+    vmapped, init = jax.jit(jax.vmap(env.step)), jax.jit(jax.vmap(env.init))
+    # the layouts' conversions jitted too: eagerly each leaf's moveaxis (and each re-deal's where) compiles on its own
+    last_step = jax.jit(lambda s, a, k: (batch_first(env.step_batch_last(batch_last(s), a, k)), seen["covered"]))
+    redeal = jax.jit(lambda done, fresh, old: jax.tree.map(
+        lambda new, was: jnp.where(done.reshape((-1,) + (1,) * (was.ndim - 1)), new, was), fresh, old))
     states = init(jax.random.split(jax.random.PRNGKey(seed), games))
     key = jax.random.PRNGKey(seed + 1)
     counts = {"common": 0, "rare": 0, "most_rare": 0, "ends": 0, "war_starts": 0, "commitments_ended": 0,
@@ -546,13 +557,12 @@ def batch_last_matches_vmapped_step(options: dict[str, Any], games: int, decisio
             actions = actions.at[game].set(action)
             counts["refused"] += int(running[game])
         keys = jax.random.split(step_key, games)
-        last = batch_last(states)
-        common = np.asarray(covered(last, actions, keys)) & running
+        got, covered = last_step(states, actions, keys)
+        common = np.asarray(covered) & running
         counts["common"] += int(common.sum())
         counts["rare"] += int((~common & running).sum())
         counts["most_rare"] = max(counts["most_rare"], int((~common & running).sum()))
         expected = vmapped(states, actions, keys)
-        got = batch_first(last_step(last, actions, keys))
         # the common step's wars (with retirement): a level started, or a BURY decision's commitment ended
         started = np.asarray(expected._war_level) > np.asarray(states._war_level)
         ended = (np.asarray(states._phase) == BURY) & (np.asarray(states._bury_left) == 1)
@@ -563,9 +573,7 @@ def batch_last_matches_vmapped_step(options: dict[str, Any], games: int, decisio
             assert np.array_equal(want, have), f"decision {t}: {jax.tree_util.keystr(path)} differs"
         done = np.asarray(expected.terminated | expected.truncated)
         counts["ends"] += int(done.sum())
-        fresh = init(jax.random.split(deal_key, games))
-        states = jax.tree.map(lambda new, old, done=done: jnp.where(done.reshape((-1,) + (1,) * (old.ndim - 1)),
-                                                                    new, old), fresh, expected)
+        states = redeal(done, init(jax.random.split(deal_key, games)), expected)
     return counts
 
 

@@ -3,7 +3,7 @@
 Random games are played on the Python engine and replayed through the vmapped JAX step; at every decision the
 current player, legal mask, every seat's observation, the step's rewards, the flags, the step count and the game
 arrays must agree (``from_state`` of every Python position too). Default run: 160 games of the default config
-(Battlecards: 20) and 16 of each other variant config (Battlecards: 8, four of them opt-in), a guard against a
+(Battlecards: 10) and 16 of each other variant config (Battlecards: 8, four of them opt-in), a guard against a
 change that breaks a rule; ``-m slow``: 10,000 and 1,000 (the issue's acceptance run, the measure of exactness).
 Engines of games merged later (``JAX_GAMES``) are picked up when their module exists.
 """
@@ -18,10 +18,12 @@ from tests.jax_support import JAX_CASES, case_id, lockstep
 DEFAULT_GAMES = 160  #: default config, default run
 #: Battlecards' default game runs up to 1,000 rounds (often hundreds of decisions, each compared through
 #: from_state): fewer of its games keep the default run under its time limit (32 took 36 s of the workers' time in
-#: a 526 s run); its variant configs add 8 each
-DEFAULT_GAMES_OF = {"battlecards_v0": 20}
+#: a 526 s run; 20 in two parts 42 s in a 666 s run, a part each worker compiling the engine); its variant configs
+#: add 8 each
+DEFAULT_GAMES_OF = {"battlecards_v0": 10}
 VARIANT_GAMES_OF = {"battlecards_v0": 8}
 DEFAULT_PARTS = 2  #: the default config's games in two parts, so that the test workers share the long ones
+DEFAULT_PARTS_OF = {"battlecards_v0": 1}  #: its 10 games in one: a second part would compile the engine again
 VARIANT_GAMES = 16  #: every other variant config, default run
 SLOW_DEFAULT_GAMES = 10_000
 SLOW_VARIANT_GAMES = 1_000
@@ -33,16 +35,21 @@ SLOW_VARIANT_GAMES = 1_000
 #: cfg5 (two players) stay
 SLOW_VARIANTS_OF = {"battlecards_v0": {1, 3, 4, 6}}
 
-#: (case, part): the default config of each engine in DEFAULT_PARTS parts, every other variant config whole
+def parts(case: tuple) -> int:
+    """The parts of a case's games in the default run: the default config's in DEFAULT_PARTS, the others whole."""
+    return DEFAULT_PARTS_OF.get(case[0], DEFAULT_PARTS) if case[1] == 0 else 1
+
+
+#: (case, part): the default config of each engine in its parts, every other variant config whole
 DEFAULT_RUN = [pytest.param(case, part, id=f"{case_id(case)}-part{part}",
                             marks=[pytest.mark.slow] if case[1] in SLOW_VARIANTS_OF.get(case[0], ()) else [])
-               for case in JAX_CASES for part in range(DEFAULT_PARTS if case[1] == 0 else 1)]
+               for case in JAX_CASES for part in range(parts(case))]
 
 
 @pytest.mark.parametrize("case,part", DEFAULT_RUN)
 def test_lockstep_random_games(case, part):
     name, index, config = case
-    games = (DEFAULT_GAMES_OF.get(name, DEFAULT_GAMES) // DEFAULT_PARTS if index == 0
+    games = (DEFAULT_GAMES_OF.get(name, DEFAULT_GAMES) // parts(case) if index == 0
              else VARIANT_GAMES_OF.get(name, VARIANT_GAMES))
     report = lockstep(name, config, chunk=games).run(games, seed=1_000 * index + 100_000 * part)
     assert report.games == games and report.compared_steps > 0
