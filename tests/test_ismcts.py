@@ -633,6 +633,7 @@ def test_true_deal_searches_the_real_position_with_fresh_future_chance(monkeypat
         Decision(state.game, 0, state.view(0), state.legal_actions()).actual_state(np.random.default_rng(0))
 
 
+@pytest.mark.slow  # opt-in (run time: 12-14 s of the default run, 120 Revolution hands of search)
 def test_true_deal_play_beats_sampled_play_with_the_same_budget():
     """The real cards are worth knowing: over the same deals against the same field, the privileged
     (cheating) player wins far more hands than the fair one with the same search."""

@@ -588,9 +588,10 @@ def test_step_batch_last_is_the_full_step_at_every_decision(index):  # R7-R19 th
     assert counts["refused"] > 0  # and illegal actions (Pgx: the episode ends), through both paths
 
 
-#: cfg6 in the default run; cfg4 opt-in (run time: its ordered war commitments also run at every decision of
-#: test_step_batch_last_is_the_full_step_at_every_decision[cfg4])
-@pytest.mark.parametrize("index", [pytest.param(4, marks=pytest.mark.slow), 6], ids=lambda i: f"cfg{i}")
+#: opt-in (run time: cfg6 took 31-45 s of the default run, most of it compiling; cfg4's ordered war commitments also
+#: run at every decision of test_step_batch_last_is_the_full_step_at_every_decision[cfg4], in the default run)
+@pytest.mark.slow
+@pytest.mark.parametrize("index", [4, 6], ids=lambda i: f"cfg{i}")
 def test_the_common_step_starts_wars_and_ends_commitments_as_the_full_step(index):  # R9-R12, R21, R23
     """With retirement the common step makes a war level's commitments, or those after a BURY decision, up to the
     next decision, where every seat commits from its hand and pile (cfg4: ordered piles and the chronological table;

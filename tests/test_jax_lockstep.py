@@ -2,7 +2,7 @@
 
 Random games are played on the Python engine and replayed through the vmapped JAX step; at every decision the
 current player, legal mask, every seat's observation, the step's rewards, the flags, the step count and the game
-arrays must agree (``from_state`` of every Python position too). Default run: 160 games of the default config
+arrays must agree (``from_state`` of every Python position too). Default run: 80 games of the default config
 (Battlecards: 10) and 16 of each other variant config (Battlecards: 8, four of them opt-in), a guard against a
 change that breaks a rule; ``-m slow``: 10,000 and 1,000 (the issue's acceptance run, the measure of exactness).
 Engines of games merged later (``JAX_GAMES``) are picked up when their module exists.
@@ -15,15 +15,14 @@ import pytest
 from card_envs.jax.lockstep import Lockstep
 from tests.jax_support import JAX_CASES, case_id, lockstep
 
-DEFAULT_GAMES = 160  #: default config, default run
+#: default config, default run (160 in two parts, one a worker, before: each worker compiled the engine, 6.9 s of
+#: Revolution's 21 s)
+DEFAULT_GAMES = 80
 #: Battlecards' default game runs up to 1,000 rounds (often hundreds of decisions, each compared through
 #: from_state): fewer of its games keep the default run under its time limit (32 took 36 s of the workers' time in
-#: a 526 s run; 20 in two parts 42 s in a 666 s run, a part each worker compiling the engine); its variant configs
-#: add 8 each
+#: a 526 s run; 20 in two parts 42 s in a 666 s run); its variant configs add 8 each
 DEFAULT_GAMES_OF = {"battlecards_v0": 10}
 VARIANT_GAMES_OF = {"battlecards_v0": 8}
-DEFAULT_PARTS = 2  #: the default config's games in two parts, so that the test workers share the long ones
-DEFAULT_PARTS_OF = {"battlecards_v0": 1}  #: its 10 games in one: a second part would compile the engine again
 VARIANT_GAMES = 16  #: every other variant config, default run
 SLOW_DEFAULT_GAMES = 10_000
 SLOW_VARIANT_GAMES = 1_000
@@ -35,23 +34,17 @@ SLOW_VARIANT_GAMES = 1_000
 #: cfg5 (two players) stay
 SLOW_VARIANTS_OF = {"battlecards_v0": {1, 3, 4, 6}}
 
-def parts(case: tuple) -> int:
-    """The parts of a case's games in the default run: the default config's in DEFAULT_PARTS, the others whole."""
-    return DEFAULT_PARTS_OF.get(case[0], DEFAULT_PARTS) if case[1] == 0 else 1
-
-
-#: (case, part): the default config of each engine in its parts, every other variant config whole
-DEFAULT_RUN = [pytest.param(case, part, id=f"{case_id(case)}-part{part}",
+DEFAULT_RUN = [pytest.param(case, id=case_id(case),
                             marks=[pytest.mark.slow] if case[1] in SLOW_VARIANTS_OF.get(case[0], ()) else [])
-               for case in JAX_CASES for part in range(parts(case))]
+               for case in JAX_CASES]
 
 
-@pytest.mark.parametrize("case,part", DEFAULT_RUN)
-def test_lockstep_random_games(case, part):
+@pytest.mark.parametrize("case", DEFAULT_RUN)
+def test_lockstep_random_games(case):
     name, index, config = case
-    games = (DEFAULT_GAMES_OF.get(name, DEFAULT_GAMES) // parts(case) if index == 0
+    games = (DEFAULT_GAMES_OF.get(name, DEFAULT_GAMES) if index == 0
              else VARIANT_GAMES_OF.get(name, VARIANT_GAMES))
-    report = lockstep(name, config, chunk=games).run(games, seed=1_000 * index + 100_000 * part)
+    report = lockstep(name, config, chunk=games).run(games, seed=1_000 * index)
     assert report.games == games and report.compared_steps > 0
     assert report.ok, report.summary()
 
