@@ -376,15 +376,22 @@ def test_battlecards_parts_full_step_rows_each_leave_out_their_part():
     from card_envs.jax.battlecards import Env
 
     rows = parts.full_step_engines({"num_players": 3, "retire_lowest_on_flip": True})
-    assert list(rows) == ["full step", "no round-end refill", "no recycle in the fills", "war procedure: one pass"]
+    assert list(rows) == ["full step", "no round-end refill", "no recycle in the fills", "war procedure: one pass",
+                          "no war procedure", "no fills", "no commitment moves"]
     assert type(rows["full step"]) is Env and all(engine.retire for engine in rows.values())
     assert rows["no round-end refill"]._refill_retiring("game", None) == "game"
     assert rows["no recycle in the fills"]._fill_recycled("game", None, None, None, None) == "game"
-    # the other rows override exactly one part each
-    overridden = {name: {part for part in ("_refill_retiring", "_fill_recycled", "_war_retiring")
-                         if getattr(type(engine), part) is not getattr(Env, part)} for name, engine in rows.items()}
+    assert rows["no war procedure"]._war_retiring("game", "flow") == ("game", "flow")
+    assert rows["no fills"]._fill_retiring("game", None, None, None) == "game"
+    assert rows["no commitment moves"]._move("game", "flow", None, None, None, 1) == ("game", "flow", None)
+    # every row overrides exactly one part
+    parts_ = ("_refill_retiring", "_fill_recycled", "_war_retiring", "_fill_retiring", "_move")
+    overridden = {name: {part for part in parts_ if getattr(type(engine), part) is not getattr(Env, part)}
+                  for name, engine in rows.items()}
     assert overridden == {"full step": set(), "no round-end refill": {"_refill_retiring"},
-                          "no recycle in the fills": {"_fill_recycled"}, "war procedure: one pass": {"_war_retiring"}}
+                          "no recycle in the fills": {"_fill_recycled"}, "war procedure: one pass": {"_war_retiring"},
+                          "no war procedure": {"_war_retiring"}, "no fills": {"_fill_retiring"},
+                          "no commitment moves": {"_move"}}
 
 
 def test_battlecards_parts_pairs_its_ratios_repeat_by_repeat():
