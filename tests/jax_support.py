@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 
 import card_envs
-from card_envs.jax.core import CardEnv, available_games, make
+from card_envs.jax.core import CardEnv, available_games, batch_first, make
 from card_envs.jax.lockstep import Lockstep
 from tests.conftest import XLA_FLAGS_OF_THE_DEFAULT_RUN
 
@@ -69,6 +69,18 @@ def _engine(name: str, options_json: str) -> Engine:
 
 def engine(name: str, **options: Any) -> Engine:
     return _engine(name, json.dumps(options, sort_keys=True))
+
+
+@jax.jit
+def same_leaves(first: Any, last: Any) -> jax.Array:
+    """Whether each leaf of a batch-first state equals that of a batch-last one, in one program (eagerly each
+    leaf's moveaxis and comparison is an operation dispatched, and the first time compiled, on its own)."""
+    return jnp.stack(jax.tree.leaves(jax.tree.map(jnp.array_equal, first, batch_first(last))))
+
+
+def leaf_names(state: Any) -> list[str]:
+    """The path of each leaf of ``state``, in the order of :func:`same_leaves`."""
+    return [jax.tree_util.keystr(path) for path, _ in jax.tree_util.tree_leaves_with_path(state)]
 
 
 @functools.cache

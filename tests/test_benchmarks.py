@@ -385,8 +385,8 @@ def test_battlecards_parts_full_step_rows_each_leave_out_their_part():
     assert rows["no fills"]._fill_retiring("game", None, None, None) == "game"
     assert rows["no commitment moves"]._move("game", "flow", None, None, None, 1) == ("game", "flow", None)
     # every row overrides exactly one part
-    parts_ = ("_refill_retiring", "_fill_recycled", "_war_retiring", "_fill_retiring", "_move")
-    overridden = {name: {part for part in parts_ if getattr(type(engine), part) is not getattr(Env, part)}
+    stubbed = ("_refill_retiring", "_fill_recycled", "_war_retiring", "_fill_retiring", "_move")
+    overridden = {name: {part for part in stubbed if getattr(type(engine), part) is not getattr(Env, part)}
                   for name, engine in rows.items()}
     assert overridden == {"full step": set(), "no round-end refill": {"_refill_retiring"},
                           "no recycle in the fills": {"_fill_recycled"}, "war procedure: one pass": {"_war_retiring"},

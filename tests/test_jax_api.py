@@ -26,7 +26,6 @@ from card_envs.jax.core import (
     OVER_PLAYER,
     ExactRatios,
     available_games,
-    batch_first,
     batch_last,
     make,
     random_legal_actions,
@@ -34,7 +33,7 @@ from card_envs.jax.core import (
     shuffled,
     step_autoreset,
 )
-from tests.jax_support import engine
+from tests.jax_support import engine, leaf_names, same_leaves
 
 GAMES = available_games()
 #: a batch of 8: the shape test_step_batch_last_is_the_vmapped_step_with_the_batch_axis_last steps too, so that the
@@ -132,12 +131,8 @@ OWN_BATCH_LAST_TESTS = {"battlecards_v0"}
 def test_step_batch_last_is_the_vmapped_step_with_the_batch_axis_last(name):
     e = engine(name)
     batch = 8
-    # every leaf compared in one program (eagerly each leaf's moveaxis and comparison is an operation dispatched and,
-    # the first time, compiled on its own: 1,000 steps of them were most of a Bloodlines run's 18 s)
-    same = jax.jit(lambda a, b: jnp.stack(jax.tree.leaves(jax.tree.map(jnp.array_equal, a, batch_first(b)))))
-    leaves = [jax.tree_util.keystr(path) for path, _ in jax.tree_util.tree_leaves_with_path(e.batch_init.eval_shape(
-        e.keys(3, batch)))]
     state = e.batch_init(e.keys(3, batch))
+    leaves = leaf_names(state)
     last = jax.jit(e.env.init_batch_last)(e.keys(3, batch))
     assert all(jax.tree.leaves(jax.tree.map(np.array_equal, batch_last(state), last)))
     key = jax.random.PRNGKey(4)
@@ -149,7 +144,7 @@ def test_step_batch_last_is_the_vmapped_step_with_the_batch_axis_last(name):
         keys = jax.random.split(step_key, batch)
         state = e.batch_step(state, actions, keys)
         last = e.batch_step_last(last, actions, keys)
-        equal = np.asarray(same(state, last))
+        equal = np.asarray(same_leaves(state, last))
         assert equal.all(), f"step {step}: {[leaf for leaf, ok in zip(leaves, equal, strict=True) if not ok]} differ"
         if ended_at is None and bool((state.terminated | state.truncated).any()):
             ended_at = step

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from card_envs.core.errors import ConfigError
 from card_envs.jax import make
 from card_envs.jax import revolution as jax_revolution
-from card_envs.jax.core import OVER_PLAYER, batch_first, random_legal_actions, reset_finished
+from card_envs.jax.core import OVER_PLAYER, random_legal_actions, reset_finished
 from card_envs.revolution.rules import CARD_CODES, NUM_CARDS, PASS, Revolution
 from tests import jax_support
 from tests.test_revolution_rules import (
@@ -425,7 +425,6 @@ def test_step_batch_last_is_the_vmapped_step_through_every_kind_of_end(options):
     engine = compiled(**options)
     env, batch, config = engine.env, 16, engine.env.config
     reset = jax.jit(reset_finished, static_argnums=(0, 3, 4, 5))
-    same = jax.jit(lambda a, b: jnp.stack(jax.tree.leaves(jax.tree.map(jnp.array_equal, a, batch_first(b)))))
     first = engine.batch_init(engine.keys(7, batch))
     last = jax.jit(env.init_batch_last)(engine.keys(7, batch))
     key = jax.random.PRNGKey(8)
@@ -445,7 +444,7 @@ def test_step_batch_last_is_the_vmapped_step_through_every_kind_of_end(options):
         hands = np.asarray(first._hand_number)
         first = engine.batch_step(first, jnp.asarray(actions), None)
         last = engine.batch_step_last(last, jnp.asarray(actions), None)
-        assert np.asarray(same(first, last)).all(), f"step {step}"
+        assert np.asarray(jax_support.same_leaves(first, last)).all(), f"step {step}"
         seen["new hand"] |= bool((np.asarray(first._hand_number) > hands).any())
         seen["tie-break hand"] |= bool((np.asarray(first._hand_number) > config.num_hands).any())
         seen["terminated"] |= bool(np.asarray(first.terminated).any())
@@ -453,7 +452,7 @@ def test_step_batch_last_is_the_vmapped_step_through_every_kind_of_end(options):
         if step % 16 == 15:
             first = reset(env, first, deal, None, False, 0)
             last = reset(env, last, deal, None, False, -1)
-            assert np.asarray(same(first, last)).all(), f"reset after step {step}"
+            assert np.asarray(jax_support.same_leaves(first, last)).all(), f"reset after step {step}"
         expected = [what for what in seen if what != "truncated" or config.max_steps is not None]
         if all(seen[what] for what in expected):
             break
