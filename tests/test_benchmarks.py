@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 
+import numpy as np
 import pytest
 
 import card_envs
@@ -402,9 +403,27 @@ def test_battlecards_parts_pairs_its_ratios_repeat_by_repeat():
     # the machine slowed down in the last repeat: paired, the row is twice as fast in 2 of 3 repeats
     samples = {"engine": [1000.0, 2000.0, 9000.0], "engine at x": [2000.0, 1000.0, 4500.0],
                "default rules": [500.0, 1000.0, 4500.0]}
-    text = parts.report({"num_players": 4}, SimpleNamespace(batch=8, repeats=3, steps=1), 0.1, samples)
+    rare = parts.Uncovered(0.1, {kind: (0.0, 0.0) for kind in parts.UNCOVERED_KINDS}, [1, 2, 3], 2)
+    text = parts.report({"num_players": 4}, SimpleNamespace(batch=8, repeats=3, steps=1), rare, samples)
     assert "| engine at x | 2,000 (1,000-4,500) | 2.00x |" in text  # the medians' ratio would say 1.00x
     assert "over the default rules' (issue 41: at least 0.5x): 0.50x" in text
+
+
+def test_battlecards_parts_tells_what_the_rare_step_gets():
+    from benchmarks import battlecards_jax_parts as parts
+
+    # a plain round end, a war's end, a war level that starts (a tie, or a war's next level), a commitment
+    war_before, war_after = np.array([0, 1, 0, 1, 1]), np.array([0, 0, 1, 2, 1])
+    ended = np.array([True, True, False, False, False])
+    assert parts.uncovered_kinds(war_before, war_after, ended).tolist() == [0, 1, 2, 2, 3]
+    # a round that ends in a tie starts no level (R15.2: the last card's tie ends the round): a war's end
+    assert parts.uncovered_kinds(np.array([1]), np.array([1]), np.array([True])).tolist() == [1]
+    kinds = dict(zip(parts.UNCOVERED_KINDS, [(0.05, 0.02), (0.0, 0.0), (0.01, 0.0), (0.004, 0.0)], strict=True))
+    line = parts.Uncovered(0.064, kinds, [10, 20, 30, 40, 50, 60, 70, 80, 90, 100], 51).summary()
+    assert line.startswith("decisions the common step does not cover: 6.4% (a round's end 5.0%, 2.0% with a "
+                           "recycle; a war level that starts 1.0%; a commitment or another decision 0.4%)")
+    assert "a war's end" not in line  # none
+    assert "median 55, 10-90% 19-91, more than its 51 slots (a second round) at 50% of the positions" in line
 
 
 @pytest.mark.parametrize("argv,flaw", [
