@@ -44,8 +44,8 @@ row                          the full step without
 ``no recycle in the fills``  every fill's recycle and its draws (R5 in R6 and R11a, ``_fill_recycled``)
 ``war procedure: one pass``  the war procedure's passes after the first (``_war_retiring``: one commitment a pass)
 ``no war procedure``         any pass of the war procedure (R8-R13 after the decision: ``_war_retiring``)
-``no fills``                 every fill, the R11a fill of a war's commitment and the round-end refill
-                             (``_fill_retiring``)
+``no fills``                 every fill, the R11a fill of a war's commitment (``_fill_seat``) and the round-end
+                             refill (``_fill_retiring``)
 ``no commitment moves``      the cards a war's commitments move (the face-down cards, ``_move``)
 ===========================  ========================================================================================
 
@@ -244,6 +244,9 @@ def full_step_engines(config: dict[str, Any]) -> dict[str, Any]:
 
     class NoFills(battlecards.Env):
         def _fill_retiring(self, g, seed, fill, first_word):  # noqa: ANN001, ANN202
+            return g
+
+        def _fill_seat(self, g, seed, fill, first_word):  # noqa: ANN001, ANN202
             return g
 
     class NoCommitmentMoves(battlecards.Env):
