@@ -199,8 +199,8 @@ def uncovered(env: Any, states: Any, steps: int, run: Any) -> Uncovered:
     def look(states: Any, key: jax.Array) -> dict[str, Any]:
         actions, keys, covered = _covered(env, states, key)
         before, after = env._game(states), env._game(env.step_batch_last(states, actions, keys))
-        return {"waiting": ~covered & ~(states.terminated | states.truncated),
-                "running": ~(states.terminated | states.truncated), "war_before": before.war_level,
+        running = ~(states.terminated | states.truncated)
+        return {"waiting": running & ~covered, "running": running, "war_before": before.war_level,
                 "war_after": after.war_level, "ended": (after.rounds > before.rounds) | after.terminated
                 | after.truncated, "recycled": after.retire_level > before.retire_level}
 

@@ -1243,7 +1243,12 @@ class Env(CardEnv[BattlecardsState]):
         common step's refill finds the same ones)."""
         words = _seat_words(first_word, self.n)
         level, recycle = self._fill_levels(g, fill)
-        wanted = jnp.where(fill, self.config.hand_size - g.hand.sum(1), 0)
+        return self._fill(g, seed, jnp.where(fill, self.config.hand_size - g.hand.sum(1), 0), words, level, recycle)
+
+    def _fill(self, g: Game, seed: jax.Array, wanted: jax.Array, words: jax.Array, level: jax.Array,
+              recycle: jax.Array) -> Game:
+        """The draws of a fill (seats on axis 0): ``wanted`` cards each from the pile at ``level`` with the words
+        from ``words`` on, then the recycle of the seats ``recycle`` and its draws (the second half of the words)."""
         g = self._draw_retiring(g, seed, wanted, words, level, first=True)
         return self._fill_recycled(g, seed, recycle, words + np.uint32(_FILL_WORDS // 2), level)
 
@@ -1259,12 +1264,9 @@ class Env(CardEnv[BattlecardsState]):
                   *(("up_order",) if self.ordered else ()))
         one = g._replace(**{field: getattr(g, field)[p][None] for field in fields})
         in_hand, level = one.hand.sum(1), jnp.reshape(g.retire_level, (1,))
-        best = jnp.maximum(self._kept_best(one.pile, np.arange(self.deck_size) < one.pile_n[:, None]),
-                           self._kept_best(_KINDS, one.pile_rand > 0))
-        recycle = (in_hand == 0) & (one.face_up.sum(1) > 0) & (best <= level)
-        words = jnp.reshape(jnp.asarray(first_word, jnp.uint32) + p.astype(jnp.uint32) * np.uint32(_FILL_WORDS), (1,))
-        one = self._draw_retiring(one, seed, self.config.hand_size - in_hand, words, level, first=True)
-        one = self._fill_recycled(one, seed, recycle, words + np.uint32(_FILL_WORDS // 2), level)
+        recycle = (in_hand == 0) & (one.face_up.sum(1) > 0) & (self._pile_best(one) <= level)
+        one = self._fill(one, seed, self.config.hand_size - in_hand, _seat_words(first_word, self.n)[p][None], level,
+                         recycle)
         return g._replace(**{field: getattr(g, field).at[p].set(getattr(one, field)[0]) for field in fields},
                           discard=one.discard, retire_level=one.retire_level)
 
@@ -1274,8 +1276,7 @@ class Env(CardEnv[BattlecardsState]):
         not, and its pile holds no card it would keep at its level (it draws them all, R6): the level then rises
         by one for the seats after it (R21)."""
         n = self.n
-        best = jnp.maximum(self._kept_best(g.pile, np.arange(self.deck_size) < g.pile_n[:, None]),
-                           self._kept_best(_KINDS, g.pile_rand > 0))
+        best = self._pile_best(g)
         empty_handed = fill & (g.hand.sum(1) == 0) & (g.face_up.sum(1) > 0)
         level, recycle, current = jnp.zeros(n, jnp.int32), jnp.zeros(n, jnp.bool_), g.retire_level
         for i in range(n):
@@ -1284,6 +1285,11 @@ class Env(CardEnv[BattlecardsState]):
             level, recycle = jnp.where(seat, current, level), recycle | (seat & recycles)
             current = jnp.minimum(current + recycles, self.config.retire_max_rank)
         return level, recycle
+
+    def _pile_best(self, g: Game) -> jax.Array:
+        """Per seat, :meth:`_kept_best` of its face-down pile (its ordered slots and its shuffled counts)."""
+        return jnp.maximum(self._kept_best(g.pile, np.arange(self.deck_size) < g.pile_n[:, None]),
+                           self._kept_best(_KINDS, g.pile_rand > 0))
 
     @staticmethod
     def _kept_best(kinds: Any, where: jax.Array) -> jax.Array:
