@@ -2,8 +2,8 @@
 
 Random games are played on the Python engine and replayed through the vmapped JAX step; at every decision the
 current player, legal mask, every seat's observation, the step's rewards, the flags, the step count and the game
-arrays must agree (``from_state`` of every Python position too). Default run: 80 games of the default config
-(Battlecards: 10) and 16 of each other variant config (Battlecards: 8, four of them opt-in), a guard against a
+arrays must agree (``from_state`` of every Python position too). Default run: 40 games of the default config
+(Battlecards: 6) and 8 of each other variant config (Battlecards: 6, four of them opt-in), a guard against a
 change that breaks a rule; ``-m slow``: 10,000 and 1,000 (the issue's acceptance run, the measure of exactness).
 Engines of games merged later (``JAX_GAMES``) are picked up when their module exists.
 """
@@ -16,14 +16,16 @@ from card_envs.jax.lockstep import Lockstep
 from tests.jax_support import JAX_CASES, case_id, lockstep
 
 #: default config, default run (160 in two parts, one a worker, before: each worker compiled the engine, 6.9 s of
-#: Revolution's 21 s)
-DEFAULT_GAMES = 80
+#: Revolution's 21 s; then 80, with 16 of each variant config: the default run's lockstep took 130 s of its workers,
+#: a fifth of the run)
+DEFAULT_GAMES = 40
 #: Battlecards' default game runs up to 1,000 rounds (often hundreds of decisions, each compared through
 #: from_state): fewer of its games keep the default run under its time limit (32 took 36 s of the workers' time in
-#: a 526 s run; 20 in two parts 42 s in a 666 s run); its variant configs add 8 each
-DEFAULT_GAMES_OF = {"battlecards_v0": 10}
-VARIANT_GAMES_OF = {"battlecards_v0": 8}
-VARIANT_GAMES = 16  #: every other variant config, default run
+#: a 526 s run; 20 in two parts 42 s in a 666 s run; 10: 22 s, the chunk's longest game's ~2,000 decisions each
+#: compared); its variant configs add 6 each
+DEFAULT_GAMES_OF = {"battlecards_v0": 6}
+VARIANT_GAMES_OF = {"battlecards_v0": 6}
+VARIANT_GAMES = 8  #: every other variant config, default run
 SLOW_DEFAULT_GAMES = 10_000
 SLOW_VARIANT_GAMES = 1_000
 

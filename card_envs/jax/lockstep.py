@@ -185,7 +185,11 @@ class Lockstep:
             finished_before |= live & expected["over"]
             if finished_before[:size].all():
                 break
-            jax_state = converted if jax_state is None else self._select(jnp.asarray(stepped), jax_state, converted)
+            if jax_state is None:
+                jax_state = converted
+            elif not (stepped | ~live).all():  # a live row re-synchronised (or diverged): it continues from Python
+                jax_state = self._select(jnp.asarray(stepped), jax_state, converted)
+            # (rows no longer live, finished or padding, are never compared again: what they hold does not matter)
             actions = np.zeros(self.chunk, np.int32)
             for r in np.flatnonzero(live & ~expected["over"]):
                 actions[r] = games[r].play()
