@@ -65,6 +65,21 @@ def rows(batch, index):
 # -- Pgx's own API test ---------------------------------------------------------------------------------------
 
 
+class CompiledOnce:
+    """``jax`` as a module that calls ``jax.jit(f)`` sees it, with ``jax.jit`` of the functions in ``compiled`` their
+    compiled forms of this process: a new ``jax.jit`` of a bound method traces and compiles it again (every
+    ``jax.jit`` object keeps its own cache), which took seconds of the default run a game."""
+
+    def __init__(self, compiled: dict) -> None:
+        self._compiled = compiled
+
+    def jit(self, fun, **options):
+        return self._compiled[fun] if fun in self._compiled and not options else jax.jit(fun, **options)
+
+    def __getattr__(self, name: str):
+        return getattr(jax, name)
+
+
 @pytest.mark.parametrize("name", GAMES)
 def test_pgx_api_test(name, monkeypatch):
     """``pgx.api_test`` as Pgx runs it on its own games, with three things widened that cannot apply outside
@@ -72,8 +87,11 @@ def test_pgx_api_test(name, monkeypatch):
     unbatched random player calls ``jax.random.categorical(..., axis=1)`` on a 1-d mask, which jax 0.10
     rejects (for Pgx's own games too), so it gets ``axis=-1``. One game each (Pgx's loop validates every step with
     eager operations: a Battlecards game took 4.4 s of a run's time); the same dtypes and shapes are checked on 60
-    steps of an 8-game batch, each compared with the unbatched step, in test_jit_vmap_random_play."""
-    env = engine(name).env
+    steps of an 8-game batch, each compared with the unbatched step, in test_jit_vmap_random_play. Its
+    ``jax.jit(env.init)`` and ``jax.jit(env.step)`` are the engine's compiled ones (:class:`CompiledOnce`)."""
+    e = engine(name)
+    env = e.env
+    monkeypatch.setattr("pgx._src.api_test.jax", CompiledOnce({env.init: e.init, env.step: e.step}))
     original_get_args = typing.get_args
     monkeypatch.setattr("pgx._src.api_test.get_args",
                         lambda tp: (*original_get_args(tp), env.id) if tp is pgx.EnvId else original_get_args(tp))

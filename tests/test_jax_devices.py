@@ -11,6 +11,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 CHECK = textwrap.dedent("""
     import jax, jax.numpy as jnp, numpy as np
     from card_envs.jax.core import (across_devices, make, random_legal_actions, reset_finished,
@@ -34,7 +36,7 @@ CHECK = textwrap.dedent("""
             return states, {"decisions": decisions, "rewards": states.rewards.sum()}
         return play
 
-    for name, last in (("revolutionary_war_v0", True), ("revolutionary_war_v0", False)):  # both batch axes
+    for name, last in (("revolutionary_war_v0", LAST),):
         env, batch, axis = make(name), 8, -1 if last else 0
         init = jax.jit(env.init_batch_last if last else jax.vmap(env.init))  # eagerly: seconds of dispatches
         states = init(jax.random.split(jax.random.PRNGKey(3), batch))
@@ -63,8 +65,12 @@ CHECK = textwrap.dedent("""
 """)
 
 
-def test_a_batch_split_over_two_devices_plays_as_its_halves_alone():
+#: the batch axis last (the benchmark's and the trainer's layout) in the default run; first opt-in (-m slow: both
+#: in one process took 19 s of the default run, about half each)
+@pytest.mark.parametrize("last", [True, pytest.param(False, marks=pytest.mark.slow)], ids=["batch-last", "batch-first"])
+def test_a_batch_split_over_two_devices_plays_as_its_halves_alone(last):
     env = {**os.environ, "JAX_NUM_CPU_DEVICES": "2"}
-    done = subprocess.run([sys.executable, "-c", CHECK], env=env, capture_output=True, text=True, timeout=600,
+    done = subprocess.run([sys.executable, "-c", f"LAST = {last}\n" + CHECK], env=env, capture_output=True, text=True,
+                          timeout=600,
                           cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr[-3000:]

@@ -1,5 +1,5 @@
-"""The JAX trainer on the real engines: a short run learns to beat random (default set, Revolutionary War: seconds
-once compiled), and every committed JAX config trains an agent that beats its baselines (slow set: the full
+"""The JAX trainer on the real engines (opt-in, ``-m slow``): a short run learns to beat random (Revolutionary War:
+seconds once compiled), and every committed JAX config trains an agent that beats its baselines (the full
 budgets, up to 30 minutes each). A game whose JAX engine is missing from the checkout fails, naming it: nothing
 is skipped."""
 
@@ -23,6 +23,9 @@ def require_engine(game: str) -> None:
         f"{game} has no JAX engine ({JAX_GAMES[game]}) in this checkout: its committed JAX config cannot be trained"
 
 
+#: opt-in (-m slow: 17-22 s of the default run); the default run checks that the loop learns a toy game and that it
+#: trains, resumes and snapshots on Revolutionary War's engine (test_train_jax)
+@pytest.mark.slow
 def test_a_short_run_on_the_engine_beats_random(tmp_path):
     game = "revolutionary_war_v0"
     require_engine(game)
