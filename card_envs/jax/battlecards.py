@@ -253,6 +253,12 @@ _COUNTS = frozenset({"hand", "pile_rand", "face_up", "table_up", "table_down", "
                      "composition", "known", "pile_known"})
 
 
+#: the per-seat game arrays that a seat's own draws, fills, recycles and commitments change (``Env._on_seat_rows``;
+#: ``up_order`` too with ordered piles)
+_SEAT_ROWS = ("hand", "pile", "pile_n", "pile_rand", "face_up", "known", "unknown", "pile_known", "pile_unknown",
+              "table_down")
+
+
 def _stored(field: str, value: Any) -> Any:
     """A game array (numpy or JAX) as the State stores it: the per-kind counts as int8."""
     return value.astype(np.int8) if field in _COUNTS else value
@@ -1170,7 +1176,35 @@ class Env(CardEnv[BattlecardsState]):
         face-down cards are owed (the pile is empty by then), the face-up pile is recycled (R5) and up to
         ``rest[p]`` of its cards follow (R11d). Every seat at once, at most ``most`` cards each; seats place in
         reverse entry order (R23); the words of ``_most`` draws a seat are taken whatever ``most`` is. Returns the
-        cards drawn into each hand, per kind.
+        cards drawn into each hand, per kind (:meth:`_moved`)."""
+        return self._moved(g, flow, to_hand, to_table, rest, most, np.arange(self.n), None)
+
+    def _move_seat(self, g: Game, flow: Flow, to_table: jax.Array, rest: jax.Array,
+                   most: int) -> tuple[Game, Flow]:
+        """:meth:`_move` of a war's one commitment (with retirement, one a pass of the war procedure: at most one
+        seat has ``to_table`` or ``rest`` cards, and none draws into its hand) on that seat's rows alone: its
+        draws take the same words (``p * _most`` on) and its cards go to the table's next slots. Under ``vmap``
+        (the rare step's slots) :meth:`_move` ran the draws of all n seats' rows for the one: this made the loop
+        0.96x the time with 6 players (cfg4), 0.98x with 3 (cfg6) and 0.99x with 4 (cfg2), paired in one process, the
+        same states on every game of 60 positions."""
+        p = jnp.argmax((to_table > 0) | (rest > 0))
+        return self._on_seat_rows(g, p, lambda one: self._moved(
+            one, flow, jnp.zeros(1, jnp.int32), to_table[p][None], rest[p][None], most, p[None],
+            self._table_size(g)[None])[:2])
+
+    def _on_seat_rows(self, g: Game, p: jax.Array, step: Callable[[Game], tuple[Game, Any]]) -> tuple[Game, Any]:
+        """``step`` of seat ``p``'s own card movements on its rows alone: it gets the game with the per-seat arrays
+        it may change (:data:`_SEAT_ROWS`) cut to ``p``'s row (the others whole), and those rows are put back into
+        ``g``'s; returns the game and what else ``step`` returns."""
+        fields = (*_SEAT_ROWS, *(("up_order",) if self.ordered else ()))
+        one, out = step(g._replace(**{field: getattr(g, field)[p][None] for field in fields}))
+        return one._replace(**{field: getattr(g, field).at[p].set(getattr(one, field)[0]) for field in fields}), out
+
+    def _moved(self, g: Game, flow: Flow, to_hand: jax.Array, to_table: jax.Array, rest: jax.Array,
+               most: int, seats: Any, first: jax.Array | None) -> tuple[Game, Flow, jax.Array]:
+        """:meth:`_move` on the rows of ``seats`` (axis 0 of the per-seat arrays; the table's are whole): their
+        table cards go to the chronological table from slot ``first`` of each on (``None``: every seat's rows, in
+        reverse entry order after the cards on the table).
 
         The cards of an ordered pile are known in advance (its top ``most`` slots); a shuffled pile gives
         one uniformly random card of what is left per draw (module docstring): ``most`` draws per seat decoded
@@ -1196,19 +1230,22 @@ class Env(CardEnv[BattlecardsState]):
         if self.ordered:
             pile_n = jnp.where(recycled, up - (total - g.pile_n), g.pile_n - total)
             pile = jnp.where(recycled[:, None], self._recycled_piles(g), g.pile)
-            # R23: seat by seat in reverse entry order
-            first = self._table_size(g) + ((g.entry[None, :] > g.entry[:, None]) * (total - to_hand)[None, :]).sum(1)
+            if first is None:  # R23: seat by seat in reverse entry order
+                later = g.entry[None, :] > g.entry[:, None]  # [p, s]: s entered after p, places before it
+                first = self._table_size(g) + (later * (total - to_hand)[None, :]).sum(1)
             at = jnp.where(from_order & ~to_the_hand, first[:, None] - to_hand[:, None] + j, size)
+            owner = jnp.broadcast_to(jnp.asarray(seats, jnp.int8)[:, None], at.shape)
             g = g._replace(table_kind=g.table_kind.at[at].set(sequence.astype(jnp.int8), mode="drop"),
-                           table_owner=g.table_owner.at[at].set(jnp.broadcast_to(np.arange(n, dtype=np.int8)[:, None],
-                                                                                  at.shape), mode="drop"))
+                           table_owner=g.table_owner.at[at].set(owner, mode="drop"))
         else:  # the rest at random: from the shuffled pile, then (R11d) from the recycled face-up pile
             ordered = jnp.minimum(current, g.pile_n)
             pile_n = g.pile_n - ordered
             pile = g.pile
             from_rand = current - ordered
-            flow, words = _words(flow, (n, self._most))  # seat p's draw j: the step's word p * _most + j
-            kinds = _draw_kinds(words[:, :most], g.pile_rand, g.face_up, from_rand, total - current)
+            # seat p's draw j: the step's word p * _most + j (the words of every seat are taken)
+            words = _word_at(flow.seed, flow.counter + (jnp.asarray(seats, jnp.uint32)[:, None] * self._most + j))
+            flow = flow._replace(counter=flow.counter + jnp.uint32(n * self._most))
+            kinds = _draw_kinds(words, g.pile_rand, g.face_up, from_rand, total - current)
             to_hand_by_kind = _per_kind(kinds, ordered[:, None] + j < to_hand[:, None])
             every = _per_kind(kinds, np.ones(most, np.bool_))
             from_up = _per_kind(kinds, j >= from_rand[:, None])  # R11d
@@ -1260,15 +1297,14 @@ class Env(CardEnv[BattlecardsState]):
         0.92x the time with 6 players (cfg4) and 0.96x with 4 (cfg2), paired against the all-seat fill in one process
         (``benchmarks.battlecards_jax_parts --rows engine,against``), the same states on every game of 60 positions."""
         p = jnp.argmax(fill)
-        fields = ("hand", "pile", "pile_n", "pile_rand", "face_up", "known", "unknown", "pile_known", "pile_unknown",
-                  *(("up_order",) if self.ordered else ()))
-        one = g._replace(**{field: getattr(g, field)[p][None] for field in fields})
-        in_hand, level = one.hand.sum(1), jnp.reshape(g.retire_level, (1,))
-        recycle = (in_hand == 0) & (one.face_up.sum(1) > 0) & (self._pile_best(one) <= level)
-        one = self._fill(one, seed, self.config.hand_size - in_hand, _seat_words(first_word, self.n)[p][None], level,
-                         recycle)
-        return g._replace(**{field: getattr(g, field).at[p].set(getattr(one, field)[0]) for field in fields},
-                          discard=one.discard, retire_level=one.retire_level)
+
+        def fill_one(one: Game) -> tuple[Game, None]:
+            in_hand, level = one.hand.sum(1), jnp.reshape(g.retire_level, (1,))
+            recycle = (in_hand == 0) & (one.face_up.sum(1) > 0) & (self._pile_best(one) <= level)
+            return self._fill(one, seed, self.config.hand_size - in_hand, _seat_words(first_word, self.n)[p][None],
+                              level, recycle), None
+
+        return self._on_seat_rows(g, p, fill_one)[0]
 
     def _fill_levels(self, g: Game, fill: jax.Array) -> tuple[jax.Array, jax.Array]:
         """For the seats ``fill`` that fill one after another, clockwise from the leader: the retirement level of
@@ -1462,8 +1498,8 @@ class Env(CardEnv[BattlecardsState]):
         buries = burials > 0
         moves = Moves(recycle_first, to_hand, from_pile,
                       jnp.where(now & ~buries, short, 0) + jnp.where(resumed, g.commit_rest, 0))
-        if self.retire:  # a commitment's face-down cards only (R11a is drawn above): war_facedown_count at most
-            g, flow, _ = self._move(g, flow, moves.to_hand, moves.to_table, moves.rest, max(1, facedown))
+        if self.retire:  # one seat's face-down cards (R11a is drawn above): war_facedown_count at most
+            g, flow = self._move_seat(g, flow, moves.to_table, moves.rest, max(1, facedown))
         buryer = jnp.argmax(buries)
         processed = now | turned_stuck
         g = g._replace(
