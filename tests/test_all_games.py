@@ -276,7 +276,7 @@ def test_observation_ignores_hidden_cards(name, data):
 
 
 @pytest.mark.parametrize("name", NAMES)
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_remembered_samples_keep_what_a_player_with_memory_has_seen(name, data):
     """``sample_remembered`` (search's determinizations): the sample keeps the player's view under the

@@ -36,22 +36,22 @@ CHECK = textwrap.dedent("""
             return states, {"decisions": decisions, "rewards": states.rewards.sum()}
         return play
 
-    for name, last in (("revolutionary_war_v0", LAST),):
-        env, batch, axis = make(name), 8, -1 if last else 0
-        init = jax.jit(env.init_batch_last if last else jax.vmap(env.init))  # eagerly: seconds of dispatches
-        states = init(jax.random.split(jax.random.PRNGKey(3), batch))
-        key = jax.random.PRNGKey(4)
-        whole, totals = across_devices(player(env, last, batch // 2), batch_axis=axis)(
-            split_over_devices(states, batch_axis=axis), key, 60)
-        play = jax.jit(player(env, last, batch // 2))
-        halves = [play(jax.tree.map(lambda leaf: jnp.split(leaf, 2, axis=axis)[i], states),
-                       jax.random.fold_in(key, i), 60) for i in range(2)]
-        joined = jax.tree.map(lambda a, b: jnp.concatenate([a, b], axis=axis), halves[0][0], halves[1][0])
-        for a, b in zip(jax.tree.leaves(whole), jax.tree.leaves(joined), strict=True):
-            assert np.array_equal(np.asarray(a), np.asarray(b)), (name, last)
-        assert int(totals["decisions"]) == sum(int(h[1]["decisions"]) for h in halves) > 0, (name, last)
-        assert float(totals["rewards"]) == sum(float(h[1]["rewards"]) for h in halves), (name, last)
-        assert {d.id for d in whole.observation.devices()} == {0, 1}, (name, last)  # each half stayed on its device
+    name, last = "revolutionary_war_v0", LAST  # LAST: the batch axis, set by the test
+    env, batch, axis = make(name), 8, -1 if last else 0
+    init = jax.jit(env.init_batch_last if last else jax.vmap(env.init))  # eagerly: seconds of dispatches
+    states = init(jax.random.split(jax.random.PRNGKey(3), batch))
+    key = jax.random.PRNGKey(4)
+    whole, totals = across_devices(player(env, last, batch // 2), batch_axis=axis)(
+        split_over_devices(states, batch_axis=axis), key, 60)
+    play = jax.jit(player(env, last, batch // 2))
+    halves = [play(jax.tree.map(lambda leaf: jnp.split(leaf, 2, axis=axis)[i], states),
+                   jax.random.fold_in(key, i), 60) for i in range(2)]
+    joined = jax.tree.map(lambda a, b: jnp.concatenate([a, b], axis=axis), halves[0][0], halves[1][0])
+    for a, b in zip(jax.tree.leaves(whole), jax.tree.leaves(joined), strict=True):
+        assert np.array_equal(np.asarray(a), np.asarray(b)), (name, last)
+    assert int(totals["decisions"]) == sum(int(h[1]["decisions"]) for h in halves) > 0, (name, last)
+    assert float(totals["rewards"]) == sum(float(h[1]["rewards"]) for h in halves), (name, last)
+    assert {d.id for d in whole.observation.devices()} == {0, 1}, (name, last)  # each half stayed on its device
 
     try:
         across_devices(player(make("revolutionary_war_v0"), True, 3), batch_axis=-1)(

@@ -3,9 +3,9 @@
 Random games are played on the Python engine and replayed through the vmapped JAX step; at every decision the
 current player, legal mask, every seat's observation, the step's rewards, the flags, the step count and the game
 arrays must agree (``from_state`` of every Python position too). Default run: 40 games of the default config
-(Battlecards: 6) and 8 of each other variant config (Battlecards: 6, four of them opt-in), a guard against a
-change that breaks a rule; ``-m slow``: 10,000 and 1,000 (the issue's acceptance run, the measure of exactness).
-Engines of games merged later (``JAX_GAMES``) are picked up when their module exists.
+(Battlecards: 6) and 8 of each other variant config (half of them opt-in, Battlecards' four of six), a guard
+against a change that breaks a rule; ``-m slow``: 10,000 and 1,000 (the issue's acceptance run, the measure of
+exactness). Engines of games merged later (``JAX_GAMES``) are picked up when their module exists.
 """
 
 from __future__ import annotations
@@ -34,7 +34,13 @@ SLOW_VARIANT_GAMES = 1_000
 #: players with jokers, retirement and no mid-game shuffle (cfg4; in the default run its batch-last step is checked
 #: against the full step at every decision, test_jax_battlecards) and the long wars of cfg6; cfg2 (retirement) and
 #: cfg5 (two players) stay
-SLOW_VARIANTS_OF = {"battlecards_v0": {1, 3, 4, 6}}
+SLOW_VARIANTS_OF = {"battlecards_v0": {1, 3, 4, 6},
+                    # and two of the four variant configs of each other game, whose options the engine's own tests
+                    # check in the default run (scenarios, most against the Python engine): Bloodlines' allow_pass and
+                    # unfinished_result (Sc-4's variant, Sc-15) and shaping (Sc-2), Revolution's recall and
+                    # inferences (test_hands_the_engine_deals_itself_under_recall_and_inferences), Revolutionary
+                    # War's score_diff, shaping and dealer rotations (S2, S8-S10, R23's match transitions)
+                    "bloodlines_v0": {2, 3}, "revolution_v0": {1, 3}, "revolutionary_war_v0": {1, 3}}
 
 DEFAULT_RUN = [pytest.param(case, id=case_id(case),
                             marks=[pytest.mark.slow] if case[1] in SLOW_VARIANTS_OF.get(case[0], ()) else [])

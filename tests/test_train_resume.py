@@ -41,8 +41,11 @@ def train_command(config: Path, *extra: str) -> list[str]:
     return [sys.executable, "-m", "train", "--config", str(config), "--no-progress", "--no-final-eval", *extra]
 
 
-#: the async vector env's workers (a subprocess each) opt-in: the resume itself is the same code on both
-@pytest.mark.parametrize("vec_env", ["dummy", pytest.param("async", marks=pytest.mark.slow)])
+#: opt-in (-m slow: two training processes, 22-25 s of the default run); the default run resumes a run in process
+#: (test_a_new_run_does_not_overwrite_an_existing_checkpoint) and checks that a failed checkpoint write keeps the
+#: previous one (test_train_checkpoint)
+@pytest.mark.slow
+@pytest.mark.parametrize("vec_env", ["dummy", "async"])
 def test_a_killed_run_resumes_from_its_checkpoint_and_reaches_the_same_step_count(tmp_path, vec_env):
     config = write_config(tmp_path, vec_env)
     checkpoint = tmp_path / "run" / "checkpoint.zip"
