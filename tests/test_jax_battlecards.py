@@ -419,7 +419,7 @@ def test_a_fills_seats_draw_at_the_level_the_recycles_before_them_left(max_rank,
     from card_envs.jax.battlecards import Env
 
     env = Env(num_players=3, jokers=True, retire_lowest_on_flip=True, retire_max_rank=max_rank)
-    g = env._game(env.init(KEY))
+    g = env._game(jax.jit(env.init)(KEY))  # compiled: eagerly, seconds of dispatches
     hand, pile_rand, face_up = (np.zeros((3, 14), np.int32) for _ in range(3))
     pile, pile_n = np.zeros((3, env.deck_size), np.int8), np.array([0, 0, 2], np.int32)
     face_up[:, 12] = 1  # every seat has won an ace, so it can recycle
