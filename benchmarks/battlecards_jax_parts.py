@@ -46,7 +46,7 @@ row                          the full step without
 ``no war procedure``         any pass of the war procedure (R8-R13 after the decision: ``_war_retiring``)
 ``no fills``                 every fill, the R11a fill of a war's commitment (``_fill_seat``) and the round-end
                              refill (``_fill_retiring``)
-``no commitment moves``      the cards a war's commitments move (the face-down cards, ``_move``)
+``no commitment moves``      the cards a war's commitments move (the face-down cards, ``_move_seat``)
 ===========================  ========================================================================================
 
 On 4 players with retirement (cfg2 of ``variant_configs()``: ``taskset -c 0 python -m
@@ -250,8 +250,8 @@ def full_step_engines(config: dict[str, Any]) -> dict[str, Any]:
             return g
 
     class NoCommitmentMoves(battlecards.Env):
-        def _move(self, g, flow, to_hand, to_table, rest, most):  # noqa: ANN001, ANN202
-            return g, flow, None
+        def _move_seat(self, g, flow, to_table, rest, most):  # noqa: ANN001, ANN202
+            return g, flow
 
     kinds = {"full step": battlecards.Env, "no round-end refill": NoRoundEndRefill,
              "no recycle in the fills": NoRecycleInFills, "war procedure: one pass": WarOnePass,

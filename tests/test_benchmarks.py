@@ -385,15 +385,15 @@ def test_battlecards_parts_full_step_rows_each_leave_out_their_part():
     assert rows["no war procedure"]._war_retiring("game", "flow") == ("game", "flow")
     assert rows["no fills"]._fill_retiring("game", None, None, None) == "game"
     assert rows["no fills"]._fill_seat("game", None, None, None) == "game"
-    assert rows["no commitment moves"]._move("game", "flow", None, None, None, 1) == ("game", "flow", None)
+    assert rows["no commitment moves"]._move_seat("game", "flow", None, None, 1) == ("game", "flow")
     # every row overrides exactly one part
-    stubbed = ("_refill_retiring", "_fill_recycled", "_war_retiring", "_fill_retiring", "_fill_seat", "_move")
+    stubbed = ("_refill_retiring", "_fill_recycled", "_war_retiring", "_fill_retiring", "_fill_seat", "_move_seat")
     overridden = {name: {part for part in stubbed if getattr(type(engine), part) is not getattr(Env, part)}
                   for name, engine in rows.items()}
     assert overridden == {"full step": set(), "no round-end refill": {"_refill_retiring"},
                           "no recycle in the fills": {"_fill_recycled"}, "war procedure: one pass": {"_war_retiring"},
                           "no war procedure": {"_war_retiring"}, "no fills": {"_fill_retiring", "_fill_seat"},
-                          "no commitment moves": {"_move"}}
+                          "no commitment moves": {"_move_seat"}}
 
 
 def test_battlecards_parts_pairs_its_ratios_repeat_by_repeat():
