@@ -55,6 +55,12 @@ us a call; without the war procedure 455 (3.15x), without the fills 716 (1.94x),
 without the recycles in the fills 1,085, with one war pass 1,302, without the commitments' moves 1,278. The war
 procedure is most of a slot's cost, and in it the R11a fill (``no fills`` less ``no round-end refill``).
 
+Each table also counts the XLA kernels a row launches (``XLA kernels a step`` of the loop, ``a call`` of the full
+step: :func:`kernel_launches`, from a ``jax.profiler`` trace). Unlike a time, the count does not move with the
+machine's load, and it is most of the rare step's cost: its vmapped full step launches about 1,180 kernels a call
+(4 players with retirement, 51 slots), under 1 us each, whatever its slots hold, so a change to it can be judged by
+the kernels it saves before it is timed.
+
 Also printed: the share of the running games' next decisions (a random legal action, at ``--steps`` positions of
 the loop) that the common step does not cover, which the rare step takes, by what the step does with them (a
 round's end, a war's end, a war level that starts, anything else; and with retirement how many recycle), and how
@@ -67,7 +73,9 @@ loop about 1.4-1.6x faster than in its benchmark runs.
 
 from __future__ import annotations
 
+import functools
 import json
+import re
 import statistics
 import sys
 import time
@@ -259,11 +267,11 @@ def full_step_engines(config: dict[str, Any]) -> dict[str, Any]:
     return {name: kind(**config) for name, kind in kinds.items()}
 
 
-def time_full_step(config: dict[str, Any], args: Any) -> tuple[int, int, dict[str, list[float]]]:
+def time_full_step(config: dict[str, Any], args: Any) -> tuple[int, int, dict[str, list[float]], dict[str, float]]:
     """The vmapped full step (``_full_game_step``) of the ``full_step_engines`` on the games of one position of the
     batch-last loop (after ``--steps`` steps of random play) that the common step does not cover, as many as the
-    rare step's slots (repeated when fewer wait): CPU us a call, ``--repeats`` repeats round-robin. Returns the
-    games waiting, the slots and the samples."""
+    rare step's slots (repeated when fewer wait): CPU us a call, ``--repeats`` repeats round-robin, and the XLA kernels
+    a call launches (:func:`kernel_launches`). Returns the games waiting, the slots, the samples and the kernels."""
     import jax
     import jax.numpy as jnp
 
@@ -289,7 +297,43 @@ def time_full_step(config: dict[str, Any], args: Any) -> tuple[int, int, dict[st
         jax.block_until_ready(step(*inputs))
     calls = {name: (lambda _, step=step: [step(*inputs) for _ in range(FULL_STEP_CALLS)][-1])
              for name, step in steps.items()}
-    return int(waiting.sum()), slots, round_robin(calls, args.repeats, 1e6 / FULL_STEP_CALLS)
+    kernels = {name: kernel_launches(lambda step=step: step(*inputs)) for name, step in steps.items()}
+    return int(waiting.sum()), slots, round_robin(calls, args.repeats, 1e6 / FULL_STEP_CALLS), kernels
+
+
+def kernel_launches(call: Callable[[], Any], calls: int = 1) -> float:
+    """The XLA kernels (fusions, copies, scatters, ...: the CPU runtime's thunks) one run of ``call`` launches, the
+    mean of ``calls`` runs traced by ``jax.profiler`` (run once before, untraced: compiled). Each kernel is an event of
+    the runtime's threads, a loop's body counted once a pass; the loops' own events, the executor's and the completion
+    markers (``end: ...``) are left out. A count of work that machine noise does not move (times on this shared machine
+    move by 10-30% between runs): where launching kernels is most of the cost, as in the rare step's vmapped full
+    step (about 1,180 a call under 1 us each, 4 players with retirement, 51 slots), fewer kernels is faster."""
+    import tempfile
+
+    import jax
+    from jax.profiler import ProfileData
+
+    jax.block_until_ready(call())
+    with tempfile.TemporaryDirectory() as folder:
+        with jax.profiler.trace(folder):
+            for _ in range(calls):
+                jax.block_until_ready(call())
+        data = ProfileData.from_file(str(next(Path(folder).rglob("*.xplane.pb"))))
+    # small programs run on the calling thread, large ones on XLA's thread pool: every line of the host
+    kernels = sum(1 for plane in data.planes if plane.name == "/host:CPU" for line in plane.lines
+                  for event in line.events if _is_kernel(event.name))
+    return kernels / calls
+
+
+def _is_kernel(name: str) -> bool:
+    """Whether a ``jax.profiler`` event of the host is a kernel of XLA's CPU runtime: an HLO instruction's name (lower
+    case, such as ``copy.12`` or ``add_select_fusion``), not a loop's own (``while.5``), a completion marker (``end:
+    copy.12``), the runtime's or the client's (``ThunkExecutor::Execute``, ``ParseArguments``) or Python's."""
+    return _HLO_NAME.fullmatch(name) is not None and not name.startswith(("while", "conditional", "call"))
+
+
+#: an HLO instruction's name: lower case words with ``_`` or ``-``, an optional ``.N``
+_HLO_NAME = re.compile(r"[a-z][a-z0-9_\-]*(\.[0-9]+)?")
 
 
 def round_robin(calls: dict[str, Callable[[int], Any]], repeats: int, scale: float) -> dict[str, list[float]]:
@@ -360,7 +404,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return call
 
     samples = round_robin({name: loop(name) for name in rows}, args.repeats, 1e9 / (args.steps * args.batch))
-    print(report(config, args, uncovered(rows["engine"], states["engine"], args.steps, runs["engine"]), samples))
+    # the same keys for every row: engines that play the same games (the engine and --against checkouts of the same
+    # rules) launch counts that differ by what the engines do, nothing else
+    kernels = {name: kernel_launches(functools.partial(loop(name), args.repeats)) / args.steps for name in rows}
+    print(report(config, args, uncovered(rows["engine"], states["engine"], args.steps, runs["engine"]), samples,
+                 kernels))
     return 0
 
 
@@ -370,31 +418,38 @@ def paired(mine: Sequence[float], theirs: Sequence[float]) -> float:
     return statistics.median(m / t for m, t in zip(mine, theirs, strict=True))
 
 
-def table(samples: dict[str, list[float]], unit: str, first: str) -> list[str]:
-    """Markdown rows: each row's median (min-max) in ``unit`` and the first row's time over its own (paired)."""
+def table(samples: dict[str, list[float]], unit: str, first: str, kernels: dict[str, float] | None = None,
+          per: str = "a call") -> list[str]:
+    """Markdown rows: each row's median (min-max) in ``unit`` and the first row's time over its own (paired); with
+    ``kernels``, the XLA kernels each row launches ``per`` call or step (:func:`kernel_launches`)."""
     reference = samples[first]
-    lines = [f"| row | {unit} | {first} / row |", "|---|---:|---:|"]
+    launched = f" XLA kernels {per} |" if kernels else ""
+    lines = [f"| row | {unit} | {first} / row |{launched}", "|---|---:|---:|" + ("---:|" if kernels else "")]
     for name, values in samples.items():
         lines.append(f"| {name} | {statistics.median(values):,.0f} ({min(values):,.0f}-{max(values):,.0f}) "
-                     f"| {paired(reference, values):.2f}x |")
+                     f"| {paired(reference, values):.2f}x |" + (f" {kernels[name]:,.0f} |" if kernels else ""))
     return lines
 
 
-def full_step_report(config: dict[str, Any], waiting: int, slots: int, samples: dict[str, list[float]]) -> str:
-    """The ``--full-step`` table: CPU us a call of the vmapped full step, with a part left out in each row."""
+def full_step_report(config: dict[str, Any], waiting: int, slots: int, samples: dict[str, list[float]],
+                     kernels: dict[str, float]) -> str:
+    """The ``--full-step`` table: CPU us a call of the vmapped full step, with a part left out in each row, and the
+    XLA kernels a call launches."""
     return "\n".join([f"Battlecards {json.dumps(config, sort_keys=True)}: the full step under vmap on {slots} slots "
                       f"({waiting} games of the position wait for it); rows other than the first leave a part out "
-                      "(not the rules: what a part costs)", "", *table(samples, "CPU us a call", "full step")])
+                      "(not the rules: what a part costs)", "",
+                      *table(samples, "CPU us a call", "full step", kernels)])
 
 
-def report(config: dict[str, Any], args: Any, rare: Uncovered, samples: dict[str, list[float]]) -> str:
+def report(config: dict[str, Any], args: Any, rare: Uncovered, samples: dict[str, list[float]],
+           kernels: dict[str, float] | None = None) -> str:
     """The table of the rows: CPU ns per game-step (median, min-max) and the engine's time over the row's (the
     median of the repeats' ratios); with the row ``default rules``, issue 41's ratio (the config's rate over the
     default rules', CPU time, paired the same way)."""
     lines = [f"Battlecards {json.dumps(config, sort_keys=True)}, batch {args.batch} batch-last, {args.repeats} "
              f"repeats of {args.steps} steps; CPU ns per game-step (median, min-max); engine / row: the median of "
              "the repeats' ratios (rows are timed round-robin, so a repeat's rows share the machine's speed)", "",
-             *table(samples, "CPU ns per game-step", "engine")]
+             *table(samples, "CPU ns per game-step", "engine", kernels, "a step")]
     if "default rules" in samples:
         ratio = paired(samples["default rules"], samples["engine"])
         lines += ["", f"The config's rate over the default rules' (issue 41: at least 0.5x): {ratio:.2f}x"]

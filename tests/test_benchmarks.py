@@ -452,3 +452,25 @@ def test_battlecards_parts_refuses_a_checkout_without_the_engine(tmp_path, capsy
 
     status = guarded(lambda: parts.main(["--against", str(tmp_path), "--rows", "engine,against"]), "parts")
     assert status == 2 and "no card_envs/jax/battlecards.py there" in capsys.readouterr().err
+
+
+def test_battlecards_parts_counts_the_kernels_a_call_launches():
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    from benchmarks import battlecards_jax_parts as parts
+
+    # the CPU runtime's own events are not kernels; an HLO instruction's is
+    assert parts._is_kernel("copy.12") and parts._is_kernel("add_select_fusion.3")
+    assert not any(parts._is_kernel(name) for name in ("end: copy.12", "ThunkExecutor::Execute", "while.5",
+                                                        "ParseArguments", "PjitFunction(<lambda>)",
+                                                        "$api.py:2479 block_until_ready"))
+
+    def looped(passes: int):  # a sort is a kernel of its own in every pass
+        return jax.jit(lambda x: jax.lax.fori_loop(0, passes, lambda i, x: jnp.sort(x * 3.0 - i), x))
+
+    x = jnp.arange(64.0)
+    one, ten = looped(1), looped(10)
+    once, ten_times = parts.kernel_launches(lambda: one(x)), parts.kernel_launches(lambda: ten(x), calls=2)
+    assert once >= 1
+    assert ten_times >= once + 9  # the loop's body is counted once a pass

@@ -1060,7 +1060,15 @@ class Env(CardEnv[BattlecardsState]):
     def _rare_steps(self, state: State, action: jax.Array, keys: jax.Array, common: Game,
                     covered: jax.Array) -> Game:
         """The full step for the games (batch axis last) that the common step does not cover: ``slots`` at a
-        time, gathered, stepped under ``vmap`` and scattered into the common results, until none is left."""
+        time, gathered, stepped under ``vmap`` and scattered into the common results, until none is left.
+
+        A round costs mostly the XLA kernels the vmapped full step launches, not its slots (4 players with
+        retirement, 51 slots: 850-1,200 a call by the position, about 1 us each; ``benchmarks.battlecards_jax_parts
+        --full-step`` counts them): its rounds are about two thirds of the loop's kernels. Under ``vmap`` the war
+        procedure's loop runs every slot through the passes of its longest game (a waiting game needs 1.15 passes on
+        average, a position's longest 2.15); making every slot's first pass and then the few games with more passes
+        in slots of their own (a sixth of the round's, a second vmapped stage) was 1.27x slower, paired in one process
+        (256 games, 4 players): the second stage launched more kernels than the passes it saved."""
         batch = covered.shape[-1]
         slots = self._rare_slots(batch)
         g = self._game(state)
@@ -1195,10 +1203,33 @@ class Env(CardEnv[BattlecardsState]):
     def _on_seat_rows(self, g: Game, p: jax.Array, step: Callable[[Game], tuple[Game, Any]]) -> tuple[Game, Any]:
         """``step`` of seat ``p``'s own card movements on its rows alone: it gets the game with the per-seat arrays
         it may change (:data:`_SEAT_ROWS`) cut to ``p``'s row (the others whole), and those rows are put back into
-        ``g``'s; returns the game and what else ``step`` returns."""
+        ``g``'s; returns the game and what else ``step`` returns. The arrays move packed side by side, one gather and
+        one scatter (under ``vmap`` a gather and a scatter an array were 7% of the full step's kernels: 915 against 847
+        a call, 4 players, 51 slots; the loop's time moved by less than this machine's noise)."""
         fields = (*_SEAT_ROWS, *(("up_order",) if self.ordered else ()))
-        one, out = step(g._replace(**{field: getattr(g, field)[p][None] for field in fields}))
-        return one._replace(**{field: getattr(g, field).at[p].set(getattr(one, field)[0]) for field in fields}), out
+        packed = self._packed_rows(g, fields)
+        one, out = step(g._replace(**self._unpacked_rows(g, fields, packed[p][None])))
+        packed = packed.at[p].set(self._packed_rows(one, fields)[0])
+        return one._replace(**self._unpacked_rows(g, fields, packed)), out
+
+    @staticmethod
+    def _packed_rows(g: Game, fields: tuple[str, ...]) -> jax.Array:
+        """The per-seat arrays ``fields`` of ``g`` side by side, as int32: one row a seat (one gather and one
+        scatter move a seat's rows, not one each)."""
+        rows = [getattr(g, field) for field in fields]
+        return jnp.concatenate([row.reshape(row.shape[0], -1).astype(jnp.int32) for row in rows], axis=1)
+
+    @staticmethod
+    def _unpacked_rows(g: Game, fields: tuple[str, ...], packed: jax.Array) -> dict[str, jax.Array]:
+        """The arrays ``fields`` (shaped and typed as ``g``'s, but for their seats) of rows packed by
+        :meth:`_packed_rows`."""
+        out, start = {}, 0
+        for field in fields:
+            like = getattr(g, field)
+            width = int(np.prod(like.shape[1:]))
+            out[field] = packed[:, start:start + width].reshape(packed.shape[0], *like.shape[1:]).astype(like.dtype)
+            start += width
+        return out
 
     def _moved(self, g: Game, flow: Flow, to_hand: jax.Array, to_table: jax.Array, rest: jax.Array,
                most: int, seats: Any, first: jax.Array | None) -> tuple[Game, Flow, jax.Array]:
