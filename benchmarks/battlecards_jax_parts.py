@@ -57,9 +57,9 @@ procedure is most of a slot's cost, and in it the R11a fill (``no fills`` less `
 
 Each table also counts the XLA kernels a row launches (``XLA kernels a step`` of the loop, ``a call`` of the full
 step: :func:`kernel_launches`, from a ``jax.profiler`` trace). Unlike a time, the count does not move with the
-machine's load, and it is most of the rare step's cost: its vmapped full step launches about 1,180 kernels a call
-(4 players with retirement, 51 slots), under 1 us each, whatever its slots hold, so a change to it can be judged by
-the kernels it saves before it is timed.
+machine's load, and it is most of the rare step's cost: its vmapped full step launches 847 kernels a call (4
+players with retirement, 51 slots, 2026-11-30), about 1 us each, whatever its slots hold, so a change to it can be
+judged by the kernels it saves before it is timed.
 
 Also printed: the share of the running games' next decisions (a random legal action, at ``--steps`` positions of
 the loop) that the common step does not cover, which the rare step takes, by what the step does with them (a
@@ -307,7 +307,7 @@ def kernel_launches(call: Callable[[], Any], calls: int = 1) -> float:
     the runtime's threads, a loop's body counted once a pass; the loops' own events, the executor's and the completion
     markers (``end: ...``) are left out. A count of work that machine noise does not move (times on this shared machine
     move by 10-30% between runs): where launching kernels is most of the cost, as in the rare step's vmapped full
-    step (about 1,180 a call under 1 us each, 4 players with retirement, 51 slots), fewer kernels is faster."""
+    step (847 a call, about 1 us each, 4 players with retirement, 51 slots), fewer kernels is faster."""
     import tempfile
 
     import jax
@@ -443,9 +443,9 @@ def full_step_report(config: dict[str, Any], waiting: int, slots: int, samples: 
 
 def report(config: dict[str, Any], args: Any, rare: Uncovered, samples: dict[str, list[float]],
            kernels: dict[str, float] | None = None) -> str:
-    """The table of the rows: CPU ns per game-step (median, min-max) and the engine's time over the row's (the
-    median of the repeats' ratios); with the row ``default rules``, issue 41's ratio (the config's rate over the
-    default rules', CPU time, paired the same way)."""
+    """The table of the rows: CPU ns per game-step (median, min-max), the engine's time over the row's (the median
+    of the repeats' ratios) and, with ``kernels``, the XLA kernels each row launches a step; with the row ``default
+    rules``, issue 41's ratio (the config's rate over the default rules', CPU time, paired the same way)."""
     lines = [f"Battlecards {json.dumps(config, sort_keys=True)}, batch {args.batch} batch-last, {args.repeats} "
              f"repeats of {args.steps} steps; CPU ns per game-step (median, min-max); engine / row: the median of "
              "the repeats' ratios (rows are timed round-robin, so a repeat's rows share the machine's speed)", "",

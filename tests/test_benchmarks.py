@@ -408,6 +408,11 @@ def test_battlecards_parts_pairs_its_ratios_repeat_by_repeat():
     text = parts.report({"num_players": 4}, SimpleNamespace(batch=8, repeats=3, steps=1), rare, samples)
     assert "| engine at x | 2,000 (1,000-4,500) | 2.00x |" in text  # the medians' ratio would say 1.00x
     assert "over the default rules' (issue 41: at least 0.5x): 0.50x" in text
+    # the kernels each row launches a step, a column of their own
+    kernels = {"engine": 1419.14, "engine at x": 1496.4, "default rules": 530.0}
+    text = parts.report({"num_players": 4}, SimpleNamespace(batch=8, repeats=3, steps=1), rare, samples, kernels)
+    assert "| row | CPU ns per game-step | engine / row | XLA kernels a step |" in text
+    assert "| engine at x | 2,000 (1,000-4,500) | 2.00x | 1,496 |" in text
 
 
 def test_battlecards_parts_tells_what_the_rare_step_gets():

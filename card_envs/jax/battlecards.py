@@ -1063,12 +1063,12 @@ class Env(CardEnv[BattlecardsState]):
         time, gathered, stepped under ``vmap`` and scattered into the common results, until none is left.
 
         A round costs mostly the XLA kernels the vmapped full step launches, not its slots (4 players with
-        retirement, 51 slots: 850-1,200 a call by the position, about 1 us each; ``benchmarks.battlecards_jax_parts
-        --full-step`` counts them): its rounds are about two thirds of the loop's kernels. Under ``vmap`` the war
-        procedure's loop runs every slot through the passes of its longest game (a waiting game needs 1.15 passes on
-        average, a position's longest 2.15); making every slot's first pass and then the few games with more passes
-        in slots of their own (a sixth of the round's, a second vmapped stage) was 1.27x slower, paired in one process
-        (256 games, 4 players): the second stage launched more kernels than the passes it saved."""
+        retirement, 51 slots: 847 a call at the position ``benchmarks.battlecards_jax_parts --full-step`` takes,
+        about 1 us each). Under ``vmap`` the war procedure's loop runs every slot through the passes of its longest
+        game (a waiting game needs 1.15 passes on average, a position's longest 2.15); making every slot's first pass
+        and then the few games with more passes in slots of their own (a sixth of the round's, a second vmapped
+        stage) was 1.27x slower, paired in one process (256 games, 4 players): the second stage launched more kernels
+        than the passes it saved."""
         batch = covered.shape[-1]
         slots = self._rare_slots(batch)
         g = self._game(state)
