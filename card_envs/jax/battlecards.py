@@ -410,8 +410,13 @@ def _word_at(seed: jax.Array, index: Any) -> jax.Array:
 def _words(flow: Flow, shape: tuple[int, ...]) -> tuple[Flow, jax.Array]:
     """Fresh random uint32 words of a static shape."""
     size = int(np.prod(shape))
-    words = _word_at(flow.seed, flow.counter + jnp.arange(size, dtype=jnp.uint32).reshape(shape))
-    return flow._replace(counter=flow.counter + jnp.uint32(size)), words
+    return _words_at(flow, jnp.arange(size, dtype=jnp.uint32).reshape(shape), size)
+
+
+def _words_at(flow: Flow, index: Any, taken: int) -> tuple[Flow, jax.Array]:
+    """The words ``index`` (offsets from the flow's counter) of the next ``taken`` fresh words, all of them taken."""
+    words = _word_at(flow.seed, flow.counter + jnp.asarray(index, jnp.uint32))
+    return flow._replace(counter=flow.counter + jnp.uint32(taken)), words
 
 
 def _retired(kind: jax.Array | np.ndarray, retire_level: jax.Array) -> jax.Array:
@@ -1274,8 +1279,7 @@ class Env(CardEnv[BattlecardsState]):
             pile = g.pile
             from_rand = current - ordered
             # seat p's draw j: the step's word p * _most + j (the words of every seat are taken)
-            words = _word_at(flow.seed, flow.counter + (jnp.asarray(seats, jnp.uint32)[:, None] * self._most + j))
-            flow = flow._replace(counter=flow.counter + jnp.uint32(n * self._most))
+            flow, words = _words_at(flow, jnp.asarray(seats, jnp.uint32)[:, None] * self._most + j, n * self._most)
             kinds = _draw_kinds(words, g.pile_rand, g.face_up, from_rand, total - current)
             to_hand_by_kind = _per_kind(kinds, ordered[:, None] + j < to_hand[:, None])
             every = _per_kind(kinds, np.ones(most, np.bool_))
