@@ -21,10 +21,12 @@ from tests.jax_support import JAX_CASES, case_id, lockstep
 DEFAULT_GAMES = 40
 #: Battlecards' default game runs up to 1,000 rounds (often hundreds of decisions, each compared through
 #: from_state): fewer of its games keep the default run under its time limit (32 took 36 s of the workers' time in
-#: a 526 s run; 20 in two parts 42 s in a 666 s run; 10: 22 s, the chunk's longest game's ~2,000 decisions each
-#: compared); its variant configs add 6 each
-DEFAULT_GAMES_OF = {"battlecards_v0": 6}
+#: a 526 s run; 20 in two parts 42 s in a 666 s run; 6: 18-24 s, one game's 2,153 decisions, the chunk stepping
+#: for it alone after the others ended), each cut off after 400 decisions (MAX_DECISIONS_OF: 8 games in 9 s, 3 of
+#: them cut); its variant configs add 6 each, played to their ends
+DEFAULT_GAMES_OF = {"battlecards_v0": 8}
 VARIANT_GAMES_OF = {"battlecards_v0": 6}
+MAX_DECISIONS_OF = {"battlecards_v0": 400}  #: default config, default run; the acceptance run plays every game out
 VARIANT_GAMES = 8  #: every other variant config, default run
 SLOW_DEFAULT_GAMES = 10_000
 SLOW_VARIANT_GAMES = 1_000
@@ -52,7 +54,8 @@ def test_lockstep_random_games(case):
     name, index, config = case
     games = (DEFAULT_GAMES_OF.get(name, DEFAULT_GAMES) if index == 0
              else VARIANT_GAMES_OF.get(name, VARIANT_GAMES))
-    report = lockstep(name, config, chunk=games).run(games, seed=1_000 * index)
+    cap = MAX_DECISIONS_OF.get(name) if index == 0 else None
+    report = lockstep(name, config, chunk=games).run(games, seed=1_000 * index, max_decisions=cap)
     assert report.games == games and report.compared_steps > 0
     assert report.ok, report.summary()
 
@@ -89,3 +92,15 @@ def test_lockstep_reports_an_observation_that_differs():
     assert {(d.seed, d.check) for d in report.divergences} == {(0, "from_state"), (1, "from_state"), (0, "step"),
                                                                 (1, "step")}
     assert all(d.what == "observation[1] at indices [7]" for d in report.divergences)
+
+
+def test_a_decision_limit_cuts_every_longer_game_off_there():
+    """``max_decisions``: the default run's cut for long games. Every game of Revolutionary War is longer than 5
+    decisions: each is compared at its first 5 decisions (the 5 steps after the deal) and cut off, none further."""
+    checker = lockstep("revolutionary_war_v0", {}, chunk=DEFAULT_GAMES)
+    report = checker.run(DEFAULT_GAMES, seed=0, max_decisions=5)
+    assert report.ok and report.cut == DEFAULT_GAMES
+    assert report.decisions == 5 * DEFAULT_GAMES == report.compared_steps + report.resyncs
+    assert f"{DEFAULT_GAMES} games cut off at the decision limit" in report.summary()
+    with pytest.raises(ValueError, match="max_decisions must be at least 1, got 0"):
+        checker.run(2, seed=0, max_decisions=0)

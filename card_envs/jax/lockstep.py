@@ -21,6 +21,10 @@ masks and arrays must be equal exactly; rewards to 1e-6 (the JAX engine sums flo
 Once the episode is over the current player is ``0`` on the JAX side (Pgx) where Python says ``-1``,
 and the masks are not compared (Pgx: all True; Python: all False).
 
+``max_decisions`` cuts every game off after that many decisions (its positions up to there compared, the rest
+of it not played): a quick check whose time no single long game sets (a default Battlecards game runs up to 1,000
+rounds, some random ones over 2,000 decisions).
+
 Games are replayed in chunks of fixed size (``chunk`` games through one vmapped step per decision;
 fixed shapes, so nothing is compiled twice), so 10,000 games take minutes. The report lists the first
 divergence per game and check with the seed, the decision, what differed and both values, enough to
@@ -77,6 +81,7 @@ class Report:
     decisions: int = 0
     compared_steps: int = 0  #: JAX steps compared with the Python step
     resyncs: int = 0  #: steps where Python drew randomness (compared via ``from_state`` only)
+    cut: int = 0  #: games cut off at ``max_decisions`` before their end
     seconds: float = 0.0
     divergences: list[Divergence] = field(default_factory=list)
 
@@ -87,7 +92,8 @@ class Report:
     def summary(self) -> str:
         head = (f"{self.name} {self.options or '{}'}: {self.games} games, {self.decisions} decisions, "
                 f"{self.compared_steps} JAX steps compared, {self.resyncs} re-synchronised after a Python "
-                f"shuffle, {len(self.divergences)} divergences ({self.seconds:.1f} s)")
+                f"shuffle, {len(self.divergences)} divergences ({self.seconds:.1f} s)"
+                + (f", {self.cut} games cut off at the decision limit" if self.cut else ""))
         return "\n".join([head, *(str(d) for d in self.divergences[:5])])
 
 
@@ -133,14 +139,17 @@ class Lockstep:
         self.compared_fields = tuple(f for f in env.game_fields() if f not in env.chance_fields)
 
     def run(self, games: int = 100, seed: int = 0, check_from_state: bool = True, max_divergences: int = 20,
-            progress: Callable[[str], None] | None = None) -> Report:
+            progress: Callable[[str], None] | None = None, max_decisions: int | None = None) -> Report:
         """Play ``games`` random Python games (seeds ``seed``, ``seed + 1``, ...) and compare them with the
-        JAX engine; see the module docstring. Stops early once ``max_divergences`` are found."""
+        JAX engine; see the module docstring. Stops early once ``max_divergences`` are found; ``max_decisions``
+        (``None``: no limit) cuts each game off after that many decisions."""
+        if max_decisions is not None and max_decisions < 1:
+            raise ValueError(f"max_decisions must be at least 1, got {max_decisions}")
         report = Report(self.name, self.options)
         start = time.perf_counter()
         for first in range(seed, seed + games, self.chunk):
             seeds = range(first, min(first + self.chunk, seed + games))
-            self._compare_chunk([_Game(self.game, s) for s in seeds], report, check_from_state)
+            self._compare_chunk([_Game(self.game, s) for s in seeds], report, check_from_state, max_decisions)
             report.games += len(seeds)
             report.seconds = time.perf_counter() - start
             if progress is not None:
@@ -151,7 +160,8 @@ class Lockstep:
         report.seconds = time.perf_counter() - start
         return report
 
-    def _compare_chunk(self, games: list[_Game], report: Report, check_from_state: bool) -> None:
+    def _compare_chunk(self, games: list[_Game], report: Report, check_from_state: bool,
+                       max_decisions: int | None = None) -> None:
         """Play ``games`` on the Python engine and replay them through the vmapped JAX step, decision by
         decision. Only the live games' positions are converted and encoded at each decision (a finished game
         keeps its last rows, which are not compared again): a chunk costs its decisions, not its longest game
@@ -171,7 +181,8 @@ class Lockstep:
             _put_rows(expected, changed, [_expected(games[r].state, env.num_players) for r in changed], size,
                       self.chunk)
             converted = env._finish_conversions({name: value.copy() for name, value in fields.items()})
-            report.decisions += sum(1 for r in changed if not games[r].state.is_over)
+            if max_decisions is None or t < max_decisions:  # a decision to be made (and compared after it)
+                report.decisions += sum(1 for r in changed if not games[r].state.is_over)
             stepped = np.zeros(self.chunk, bool)
             if jax_state is not None:
                 drew = live & np.array([games[r].drew for r in rows])
@@ -183,6 +194,9 @@ class Lockstep:
             if check_from_state:
                 self._check(report, "from_state", games, t, live, expected, converted, None)
             finished_before |= live & expected["over"]
+            if max_decisions is not None and t == max_decisions:  # the rest of every game is not played
+                report.cut += int((live & ~expected["over"]).sum())
+                finished_before[:] = True
             if finished_before[:size].all():
                 break
             if jax_state is None:
@@ -319,6 +333,8 @@ def main(argv: Sequence[str] | None, prog: str) -> int:
     parser.add_argument("--games", type=positive_int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--chunk", type=positive_int, default=512)
+    parser.add_argument("--max-decisions", type=positive_int, default=None,
+                        help="cut every game off after this many decisions (default: play every game to its end)")
     args = parser.parse_args(argv)
     configs = checked_game(args.name).variant_configs() if args.variants else [args.config]
     for config in configs:
@@ -326,7 +342,8 @@ def main(argv: Sequence[str] | None, prog: str) -> int:
     failed = False
     for config in configs:
         report = Lockstep(args.name, config, args.chunk).run(
-            args.games, args.seed, progress=lambda message: print(message, file=sys.stderr, flush=True))
+            args.games, args.seed, progress=lambda message: print(message, file=sys.stderr, flush=True),
+            max_decisions=args.max_decisions)
         print(report.summary(), flush=True)
         failed |= not report.ok
     return 1 if failed else 0
