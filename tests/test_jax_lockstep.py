@@ -3,9 +3,10 @@
 Random games are played on the Python engine and replayed through the vmapped JAX step; at every decision the
 current player, legal mask, every seat's observation, the step's rewards, the flags, the step count and the game
 arrays must agree (``from_state`` of every Python position too). Default run: 40 games of the default config
-(Battlecards: 6) and 8 of each other variant config (half of them opt-in, Battlecards' four of six), a guard
-against a change that breaks a rule; ``-m slow``: 10,000 and 1,000 (the issue's acceptance run, the measure of
-exactness). Engines of games merged later (``JAX_GAMES``) are picked up when their module exists.
+(Battlecards: 8, each cut off after 400 decisions) and 8 of each other variant config (Battlecards: 6; half of
+them opt-in, Battlecards' four of six), a guard against a change that breaks a rule; ``-m slow``: 10,000 and
+1,000 whole games (the issue's acceptance run, the measure of exactness). Engines of games merged later
+(``JAX_GAMES``) are picked up when their module exists.
 """
 
 from __future__ import annotations
