@@ -57,9 +57,9 @@ procedure is most of a slot's cost, and in it the R11a fill (``no fills`` less `
 
 Each table also counts the XLA kernels a row launches (``XLA kernels a step`` of the loop, ``a call`` of the full
 step: :func:`kernel_launches`, from a ``jax.profiler`` trace). Unlike a time, the count does not move with the
-machine's load, and it is most of the rare step's cost: its vmapped full step launches 847 kernels a call (4
-players with retirement, 51 slots, 2026-11-30), about 1 us each, whatever its slots hold, so a change to it can be
-judged by the kernels it saves before it is timed.
+machine's load (the rare step's vmapped full step launches 847 kernels a call, 4 players with retirement, 51 slots,
+2026-11-30); it is not a time, though: changes that saved 5-9% of the loop's kernels took 0.98-1.07x its time (each
+kernel works on every slot), so a change is still timed, paired (``--against``).
 
 Also printed: the share of the running games' next decisions (a random legal action, at ``--steps`` positions of
 the loop) that the common step does not cover, which the rare step takes, by what the step does with them (a
@@ -306,8 +306,8 @@ def kernel_launches(call: Callable[[], Any], calls: int = 1) -> float:
     mean of ``calls`` runs traced by ``jax.profiler`` (run once before, untraced: compiled). Each kernel is an event of
     the runtime's threads, a loop's body counted once a pass; the loops' own events, the executor's and the completion
     markers (``end: ...``) are left out. A count of work that machine noise does not move (times on this shared machine
-    move by 10-30% between runs): where launching kernels is most of the cost, as in the rare step's vmapped full
-    step (847 a call, about 1 us each, 4 players with retirement, 51 slots), fewer kernels is faster."""
+    move by 10-30% between runs), not a time: the rare step's vmapped full step launches 847 a call (4 players with
+    retirement, 51 slots), and 5-9% fewer of them a step took 0.98-1.07x the loop's time."""
     import tempfile
 
     import jax

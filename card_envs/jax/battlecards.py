@@ -1069,18 +1069,18 @@ class Env(CardEnv[BattlecardsState]):
         """The full step for the games (batch axis last) that the common step does not cover: ``slots`` at a
         time, gathered, stepped under ``vmap`` and scattered into the common results, until none is left.
 
-        A round costs mostly the XLA kernels the vmapped full step launches, not its slots (4 players with
-        retirement, 51 slots: 847 a call at the position ``benchmarks.battlecards_jax_parts --full-step`` takes,
-        about 1 us each). Under ``vmap`` the war procedure's loop runs every slot through the passes of its longest
-        game (a waiting game needs 1.15 passes on average, a position's longest 2.15); making every slot's first pass
-        and then the few games with more passes in slots of their own (a sixth of the round's, a second vmapped
-        stage) was 1.27x slower, paired in one process (256 games, 4 players): the second stage launched more kernels
-        than the passes it saved. So were the loops of the full step on one condition for every slot (the axis named,
-        a ``psum`` of each loop's condition, each loop's body leaving an idle slot's carry as it was), which spares
-        ``vmap`` its pass-by-pass select of each slot's carry (the whole game in a pass of the war procedure): 5-7%
-        fewer kernels a step of the loop (1,101 against 1,158 with 4 players, 1,043 against 1,106 with 3 and hand 10,
-        1,539 against 1,652 with 6), but 0.98x, 1.07x and 1.06x the time paired (256 games, 9-15 repeats): fewer
-        kernels are not faster where each costs more."""
+        A round costs the XLA kernels the vmapped full step launches (4 players with retirement, 51 slots: 847 a call at
+        the position ``benchmarks.battlecards_jax_parts --full-step`` takes), each working on every slot. Under ``vmap``
+        the war procedure's loop runs every slot through the passes of its longest game (a waiting game needs 1.15
+        passes on average, a position's longest 2.15); making every slot's first pass and then the few games with more
+        passes in slots of their own (a sixth of the round's, a second vmapped stage) was 1.27x slower, paired in one
+        process (256 games, 4 players): the second stage launched more kernels than the passes it saved. Not kept
+        either: the loops of the full step on one condition for every slot (the axis named, a ``psum`` of each loop's
+        condition, each loop's body leaving an idle slot's carry as it was), which spares ``vmap`` its pass-by-pass
+        select of each slot's carry (the whole game in a pass of the war procedure): 5-7% fewer kernels a step of the
+        loop (1,101 against 1,158 with 4 players, 1,043 against 1,106 with 3 and hand 10, 1,539 against 1,652 with 6),
+        but 0.98x, 1.07x and 1.06x the time paired (256 games, 9-15 repeats): fewer kernels are not faster where each
+        costs more."""
         batch = covered.shape[-1]
         slots = self._rare_slots(batch)
         g = self._game(state)

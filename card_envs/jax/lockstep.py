@@ -181,7 +181,8 @@ class Lockstep:
             _put_rows(expected, changed, [_expected(games[r].state, env.num_players) for r in changed], size,
                       self.chunk)
             converted = env._finish_conversions({name: value.copy() for name, value in fields.items()})
-            if max_decisions is None or t < max_decisions:  # a decision to be made (and compared after it)
+            at_limit = t == max_decisions  # the last position compared: the rest of every game is not played
+            if not at_limit:  # a decision to be made (and compared after it)
                 report.decisions += sum(1 for r in changed if not games[r].state.is_over)
             stepped = np.zeros(self.chunk, bool)
             if jax_state is not None:
@@ -194,7 +195,7 @@ class Lockstep:
             if check_from_state:
                 self._check(report, "from_state", games, t, live, expected, converted, None)
             finished_before |= live & expected["over"]
-            if max_decisions is not None and t == max_decisions:  # the rest of every game is not played
+            if at_limit:
                 report.cut += int((live & ~expected["over"]).sum())
                 finished_before[:] = True
             if finished_before[:size].all():
