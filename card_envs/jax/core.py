@@ -299,7 +299,8 @@ class CardEnv(pgx.Env, Generic[PyState]):
             current_player=jnp.where(over, OVER_PLAYER, state.current_player).astype(jnp.int32),
             legal_action_mask=self._legal_action_mask(state) | over,
         )
-        return state.replace(observation=self.observe(state))
+        state = state.replace(observation=self.observe(state))
+        return jax.tree.map(_strongly_typed, state)  # a new deal's leaves typed as a step's: jit compiles step once
 
     # -- to implement in a game -------------------------------------------------------------------
 
@@ -421,6 +422,13 @@ def _seed(key: jax.Array | None) -> tuple[int, ...]:
     if jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
         key = jax.random.key_data(key)
     return tuple(int(word) for word in np.asarray(key).ravel())
+
+
+def _strongly_typed(leaf: jax.Array) -> jax.Array:
+    """``leaf`` without JAX's weak type (a ``jnp.where`` of Python numbers is weakly typed): a state whose leaf is
+    weakly typed after ``init`` and not after ``step`` is a new input type to a jitted ``step``, which then traces
+    and compiles it a second time (1.5 s a function, Revolution with ``void_inferences``)."""
+    return leaf.astype(leaf.dtype) if getattr(leaf, "weak_type", False) else leaf
 
 
 def _column(size: int, like: jax.Array) -> jax.Array:
