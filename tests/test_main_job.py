@@ -52,7 +52,7 @@ def test_the_setup_check_is_skipped_while_pyproject_and_the_script_are_unchanged
     python.write_text('#!/bin/sh\necho "$@" >> "$(dirname "$0")/../pip-calls"\n')  # stands in for pip
     python.chmod(0o755)
 
-    def pip_calls() -> int:  # the installs so far (the script also asks the venv's python where torch went)
+    def pip_calls() -> int:  # the installs so far (pip's torch, uv's card-envs)
         subprocess.run(["bash", str(tmp_path / ".ci" / "setup")], check=True, capture_output=True)
         calls = tmp_path / ".venv" / "pip-calls"
         return sum("install" in line.split() for line in calls.read_text().splitlines()) if calls.exists() else 0
