@@ -1698,7 +1698,11 @@ class Env(CardEnv[BattlecardsState]):
     def _collect_round(self, g: Game, won: jax.Array, winner: jax.Array) -> Game:
         """R23 for a round without a war (the common step, one batch axis last): the winner's ordered face-up pile
         takes the table, at most one card a seat, in the order it was played. Call before the face-up counts
-        change."""
+        change. (A war's resolution with ordered piles and retirement is left to the rare step: taking it here, the
+        whole table into the winner's pile, moved cfg4's rare decisions from 14.8% to 12.7% of random play but not
+        its time: 1.01x with a shifter of selects, 0.98x with this scatter of every slot, paired at 256 games, one
+        core, 9 repeats, 2026-11-30; 1.29x, 3.3x and 6.6x slower for the scatter, a gather and the shifter before the
+        pile's and the table's sizes were ``computed_once``: every slot computed them again.)"""
         games = jnp.arange(won.shape[-1])
         base = _of(_over_kinds(g.face_up), winner)
         size = self._table_size(g)
