@@ -497,7 +497,9 @@ def _draws_until_kept(seed: jax.Array, first_word: jax.Array, shuffled: jax.Arra
     until ``wanted`` are kept or the pile is empty. Returns the cards drawn, per kind (the retired ones among them
     are those of a retired kind). A loop with only the piles in it, ``_DRAWS_A_PASS`` draws a pass
     (:func:`_draw_sequence`; those after a fill is done are dropped): under ``vmap`` it runs as long as the longest
-    fill of the batch."""
+    fill of the batch. XLA fuses a pass's draws into each of its outputs and decodes them again for every kind's
+    count (fusions of about 455 instructions); decoding them once (``computed_once`` of the stacked kinds) launched
+    19 more kernels a call of the rare step and took 1.04x the time (cfg2, paired, 256 games, 2026-11-30)."""
 
     def more(carry: tuple[jax.Array, ...]) -> jax.Array:
         pile, kept, _, _ = carry
@@ -806,7 +808,12 @@ class Env(CardEnv[BattlecardsState]):
 
     def _war_retiring(self, g: Game, flow: Flow) -> tuple[Game, Flow]:
         """The war procedure with R21 (:meth:`_war`), one commitment a pass: the retirement level moves with every
-        recycle."""
+        recycle. (Measured and not kept, 2026-11-30: a pass made of one seat's R11a fill and then every commitment
+        down to the next seat that needs a fill or owes BURY decisions, each seat drawing with the words of a pass of
+        its own, so every state came out the same on every game of 100 positions of cfg2, cfg4 and cfg6. It cut a
+        position's longest war from 1.95 passes to about 1.2 with 4 players and the loop's XLA kernels by 5-7%, but
+        not its time: 1.03x with 4 players and 0.98x with 6, paired at 256 games, one core, 9 repeats; the moves of
+        every seat's rows cost what the passes saved.)"""
         return jax.lax.while_loop(lambda c: c[1].todo != _DONE, lambda c: self._war(*c)[:2], (g, flow))
 
     def _refill_retiring(self, g: Game, flow: Flow) -> Game:
@@ -1061,7 +1068,10 @@ class Env(CardEnv[BattlecardsState]):
         saved; one size from 8 to 34 slots (4 and 3 players with retirement, 512 games) moved the loop's time by less
         than the run's noise (+-10%). At 256 games, 32 slots instead of 25 (a second round at 18% of the positions
         against a few; reductions over 32 slots are not split) launched 9% fewer kernels a step with 4 players, but
-        took 1.03x the time (1.07x with 3 players and hand 10; paired, 11 repeats): each kernel works on every slot."""
+        took 1.03x the time (1.07x with 3 players and hand 10; paired, 11 repeats): each kernel works on every slot.
+        With 6 players (cfg4, 256 games: a median of 30 games wait, a second round at 76% of the positions) 42 slots
+        launched 18% fewer kernels a step than 25 and took 1.07x the time (paired, 9 repeats, 2026-11-30): about half
+        of a round's time grows with its slots."""
         return min(batch, max(16, batch // 10))
 
     def _rare_steps(self, state: State, action: jax.Array, keys: jax.Array, common: Game,
